@@ -1,0 +1,2 @@
+/** netreduce-cli: see the design brief's module layout. */
+package io.netreduce.cli;

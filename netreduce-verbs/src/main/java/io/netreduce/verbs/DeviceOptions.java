@@ -1,0 +1,97 @@
+package io.netreduce.verbs;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * How to open a device: the local address it binds (one per emulated host, e.g.
+ * 127.0.0.2), its port, an optional gateway (a next hop, such as a NetReduce switch, that
+ * receives every datagram instead of the peer), injected faults for tests, and
+ * provider-specific properties. Immutable; build with {@link #builder()}.
+ */
+public final class DeviceOptions {
+    /** The RoCEv2 UDP destination port (IANA "roce"). */
+    public static final int ROCE_PORT = 4791;
+
+    private final InetAddress localAddress;
+    private final int port;
+    private final InetSocketAddress gateway;
+    private final FaultPlan egressFaults;
+    private final FaultPlan ingressFaults;
+    private final Map<String, String> properties;
+
+    private DeviceOptions(Builder b) {
+        this.localAddress = b.localAddress;
+        this.port = b.port;
+        this.gateway = b.gateway;
+        this.egressFaults = b.egressFaults;
+        this.ingressFaults = b.ingressFaults;
+        this.properties = Map.copyOf(b.properties);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public InetAddress localAddress() { return localAddress; }
+    /** Port the device listens on; 0 lets the provider choose (where it can). */
+    public int port() { return port; }
+    /** Next hop for every datagram, or null to send straight to the peer. */
+    public InetSocketAddress gateway() { return gateway; }
+    public FaultPlan egressFaults() { return egressFaults; }
+    public FaultPlan ingressFaults() { return ingressFaults; }
+    public Map<String, String> properties() { return properties; }
+
+    public String property(String key, String defaultValue) {
+        return properties.getOrDefault(key, defaultValue);
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceOptions{" + localAddress.getHostAddress() + ":" + port
+                + (gateway != null ? ", gateway=" + gateway : "")
+                + (egressFaults.isNone() ? "" : ", egress=" + egressFaults)
+                + (ingressFaults.isNone() ? "" : ", ingress=" + ingressFaults)
+                + (properties.isEmpty() ? "" : ", " + properties) + "}";
+    }
+
+    public static final class Builder {
+        private InetAddress localAddress = InetAddress.getLoopbackAddress();
+        private int port = ROCE_PORT;
+        private InetSocketAddress gateway;
+        private FaultPlan egressFaults = FaultPlan.NONE;
+        private FaultPlan ingressFaults = FaultPlan.NONE;
+        private final Map<String, String> properties = new LinkedHashMap<>();
+
+        public Builder localAddress(InetAddress a) { localAddress = Objects.requireNonNull(a); return this; }
+
+        public Builder localAddress(String a) {
+            try {
+                return localAddress(InetAddress.getByName(a));
+            } catch (UnknownHostException e) {
+                throw new IllegalArgumentException("unknown local address: " + a, e);
+            }
+        }
+
+        public Builder port(int p) {
+            if (p < 0 || p > 0xFFFF) {
+                throw new IllegalArgumentException("port out of range: " + p);
+            }
+            port = p;
+            return this;
+        }
+
+        public Builder gateway(InetSocketAddress g) { gateway = g; return this; }
+        public Builder egressFaults(FaultPlan f) { egressFaults = Objects.requireNonNull(f); return this; }
+        public Builder ingressFaults(FaultPlan f) { ingressFaults = Objects.requireNonNull(f); return this; }
+        public Builder property(String k, String v) { properties.put(k, v); return this; }
+
+        public DeviceOptions build() {
+            return new DeviceOptions(this);
+        }
+    }
+}
