@@ -44,6 +44,12 @@ public final class WindowedAllReduce implements AutoCloseable {
     private final Supplier<String> context = this::describe;
 
     private MessagePlan plan;
+    /**
+     * Message ids run on across operations (wrapping at 2^32): the switch keys its slots
+     * by msgId mod 2N and frees slot m-2N on seeing message m, so restarting at 0 would make
+     * it replay a stored result as if ours were a retransmission.
+     */
+    private int msgBase;
     private int nextRecv;
     private int nextSend;
     private int results;
@@ -102,12 +108,19 @@ public final class WindowedAllReduce implements AutoCloseable {
                 }
             }
         }
+        msgBase += total;
+    }
+
+    /** The id the next operation's first message will carry (equal on every rank of a healthy ring). */
+    public int nextMessageId() {
+        return msgBase;
     }
 
     private void postSend(MemoryRegion input, int inOffset, int msg) {
         int slot = (msg % sendSlots) * HEADER;
         int length = plan.payloadLength(msg);
-        header.wrap(headerBytes, slot).set(settings.dtype(), settings.rank(), settings.ringId(), msg, length);
+        header.wrap(headerBytes, slot).set(settings.dtype(), settings.rank(), settings.ringId(), msgBase + msg,
+                length);
         send.reset().wrId(msg);
         send.sgl().add(headers, slot, HEADER);
         if (length > 0) {
@@ -142,12 +155,12 @@ public final class WindowedAllReduce implements AutoCloseable {
         header.wrap(headerBytes, (sendSlots + msg % settings.window()) * HEADER);
         if (msg != results || wc.byteLength() != HEADER + expectedLength
                 || header.version() != InaHeader.VERSION || header.dtype() != settings.dtype()
-                || header.ringId() != settings.ringId() || header.msgId() != msg
+                || header.ringId() != settings.ringId() || header.msgId() != msgBase + msg
                 || header.payloadLength() != expectedLength) {
             throw new ResultMismatchException("rank " + settings.rank() + ", ring " + settings.ringId()
                     + ": result " + results + " of " + plan.messageCount() + " arrived as " + wc.byteLength()
                     + " bytes with header " + header + " but message " + msg + " was sent as ring "
-                    + settings.ringId() + ", msg " + msg + ", len " + expectedLength + ", dtype " + settings.dtype()
+                    + settings.ringId() + ", msg " + (msgBase + msg) + ", len " + expectedLength + ", dtype " + settings.dtype()
                     + " (does another rank reduce a tensor of a different length?)");
         }
     }
