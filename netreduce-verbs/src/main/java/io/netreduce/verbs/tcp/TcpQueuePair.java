@@ -458,19 +458,21 @@ final class TcpQueuePair implements QueuePair {
                 } finally {
                     lock.unlock();
                 }
+                // Counted before the write: the peer's ACK (and so the completion a user
+                // polls) may arrive before this thread returns from write().
                 if (controlFrame) {
-                    writeFully(ch, control);
                     counters.increment(Counter.PACKETS_SENT);
                     counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
+                    writeFully(ch, control);
                 } else {
                     int n = slot.prepare(sequence);
                     long total = FrameHeader.LENGTH + (long) slot.length;
+                    counters.increment(Counter.PACKETS_SENT);
+                    counters.add(Counter.BYTES_SENT, total);
                     long written = 0;
                     while (written < total) {
                         written += ch.write(slot.iov, 0, n);
                     }
-                    counters.increment(Counter.PACKETS_SENT);
-                    counters.add(Counter.BYTES_SENT, total);
                 }
             }
         } catch (IOException e) {
