@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code netreduce.test.transport} (default "inproc"), with a switch for the netreduce
  * algorithm, and a way to run one action on every rank at once with a deadline.
  */
+@SuppressWarnings("try")
 public final class TestGroup implements AutoCloseable {
     public static final String TRANSPORT = System.getProperty("netreduce.test.transport", "inproc");
     public static final int MESSAGE_BYTES = 4096;
@@ -35,6 +36,11 @@ public final class TestGroup implements AutoCloseable {
         this.comms = comms;
         this.sw = sw;
         this.pool = Executors.newFixedThreadPool(p);
+    }
+
+    /** The algorithm a group ends up with: netreduce needs a transport that goes through the switch. */
+    public static String expectedAlgorithm(String requested) {
+        return "tcp".equals(TRANSPORT) ? CommunicatorConfig.RING : requested;
     }
 
     public static CommunicatorConfig.Builder template(String algorithm) {
@@ -100,6 +106,7 @@ public final class TestGroup implements AutoCloseable {
     }
 
     @Override
+    @SuppressWarnings("try")
     public void close() throws Exception {
         List<Future<?>> closing = new ArrayList<>();
         for (Communicator c : comms) {

@@ -327,8 +327,9 @@ public final class GroupCommunicator implements Communicator {
         if (v != null && v.startsWith("MISMATCH")) {
             return new CollectiveException(explainVerdict(v), e);
         }
+        String reported = store.failure();
         if (e instanceof CollectiveException ce) {
-            if (store.failure() == null) {
+            if (reported == null) {
                 store.fail(ce.getMessage());
             }
             return ce;
@@ -345,7 +346,11 @@ public final class GroupCommunicator implements Communicator {
                 message += "; ranks that never started it: " + missing;
             }
         }
-        store.fail(message);
+        if (reported != null) {
+            message += "; the group reports: " + reported;
+        } else {
+            store.fail(message);
+        }
         return new CollectiveException(message, e);
     }
 

@@ -81,6 +81,10 @@ final class RingSetup {
         if (CommunicatorConfig.RING.equals(c.algorithm())) {
             return "ring requested";
         }
+        if ("tcp".equalsIgnoreCase(c.transport())) {
+            return "ring transport 'tcp' cannot carry in-network aggregation: the switch aggregates RoCEv2 frames, "
+                    + "so use transport 'soft' (or a real RDMA device) for netreduce";
+        }
         if (c.switchAddress() == null) {
             return "ring no switch is configured (set NETREDUCE_SWITCH to its host:port)";
         }
