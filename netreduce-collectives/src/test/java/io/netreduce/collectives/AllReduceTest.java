@@ -64,6 +64,14 @@ class AllReduceTest {
         }
     }
 
+    @ParameterizedTest(name = "{0} 64 MiB")
+    @CsvSource({"netreduce", "ring"})
+    void sixtyFourMebibytes(String algorithm) throws Exception {
+        try (TestGroup g = TestGroup.open(4, TestGroup.template(algorithm).messageBytes(256 * 1024), 1L << 30)) {
+            checkOnce(g, g.comms.get(0).algorithm(), 16 * 1024 * 1024, Tensors.Kind.DIRECT, 64);
+        }
+    }
+
     @ParameterizedTest(name = "{0} AVG and async")
     @CsvSource({"netreduce", "ring"})
     void averageAndAsyncOperationsRunInCallOrder(String algorithm) throws Exception {
