@@ -9,6 +9,7 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -64,8 +65,10 @@ class AllReduceTest {
         }
     }
 
+    /** Long (about a minute on a loaded 2-core box): run with -Dnetreduce.test.large=true. */
     @ParameterizedTest(name = "{0} 64 MiB")
     @CsvSource({"netreduce", "ring"})
+    @EnabledIfSystemProperty(named = "netreduce.test.large", matches = "true")
     void sixtyFourMebibytes(String algorithm) throws Exception {
         try (TestGroup g = TestGroup.open(4, TestGroup.template(algorithm).messageBytes(256 * 1024), 1L << 30)) {
             checkOnce(g, g.comms.get(0).algorithm(), 16 * 1024 * 1024, Tensors.Kind.DIRECT, 64);
