@@ -2,6 +2,7 @@ package io.netreduce.collectives;
 
 import io.netreduce.host.MessagePlan;
 import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.QpAttributes;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -38,6 +39,7 @@ public final class CommunicatorConfig {
     private final int messageBytes;
     private final int mtu;
     private final Duration timeout;
+    private final FaultPlan faults;
     private final List<String> sources;
 
     private CommunicatorConfig(Builder b) {
@@ -77,6 +79,7 @@ public final class CommunicatorConfig {
         this.messageBytes = b.messageBytes;
         this.mtu = b.mtu;
         this.timeout = b.timeout;
+        this.faults = Objects.requireNonNull(b.faults, "faults");
         this.sources = List.copyOf(b.sources);
     }
 
@@ -101,6 +104,7 @@ public final class CommunicatorConfig {
         b.messageBytes = messageBytes;
         b.mtu = mtu;
         b.timeout = timeout;
+        b.faults = faults;
         b.sources.addAll(sources);
         return b;
     }
@@ -144,6 +148,8 @@ public final class CommunicatorConfig {
     public int mtu() { return mtu; }
     /** Longest wait without progress before an operation fails (default 30 s). */
     public Duration timeout() { return timeout; }
+    /** Seeded faults injected on every packet this rank's device sends (tests and demos; default none). */
+    public FaultPlan faults() { return faults; }
     /** Where each setting came from, for the start-up log line. */
     public List<String> sources() { return sources; }
 
@@ -154,7 +160,7 @@ public final class CommunicatorConfig {
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", mtu=" + mtu
-                + ", timeout=" + timeout.toMillis() + "ms}";
+                + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
     }
 
     public static final class Builder {
@@ -172,6 +178,7 @@ public final class CommunicatorConfig {
         private int messageBytes = 64 * 1024;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);
+        private FaultPlan faults = FaultPlan.NONE;
         private final List<String> sources = new ArrayList<>();
 
         public Builder rank(int v) { rank = v; return this; }
@@ -188,6 +195,7 @@ public final class CommunicatorConfig {
         public Builder messageBytes(int v) { messageBytes = v; return this; }
         public Builder mtu(int v) { mtu = v; return this; }
         public Builder timeout(Duration v) { timeout = v; return this; }
+        public Builder faults(FaultPlan v) { faults = v; return this; }
 
         Builder source(String s) {
             sources.add(s);

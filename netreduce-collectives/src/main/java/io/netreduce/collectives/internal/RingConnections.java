@@ -3,6 +3,7 @@ package io.netreduce.collectives.internal;
 import io.netreduce.verbs.CompletionQueue;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.QpEndpoint;
@@ -25,9 +26,9 @@ public final class RingConnections implements AutoCloseable {
     public final QueuePair fromPrev;
 
     public RingConnections(String transport, String localAddress, int port, InetSocketAddress gateway, int mtu,
-                           int window) {
+                           int window, FaultPlan faults) {
         device = Verbs.open(transport, DeviceOptions.builder().localAddress(localAddress).port(port)
-                .gateway(gateway).build());
+                .gateway(gateway).egressFaults(faults).build());
         try {
             pd = device.allocateProtectionDomain();
             int queue = 4 * window + 16;

@@ -2,6 +2,7 @@ package io.netreduce.collectives.internal;
 
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.rendezvous.StoreClient;
+import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.QpEndpoint;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -46,8 +47,11 @@ final class RingSetup {
                     LOG.info("rank {}: using ring all-reduce; rank 0 fell back from netreduce: {}", r, reason);
                 }
             }
+            FaultPlan f = c.faults();
+            FaultPlan faults = f.isNone() ? f // each rank its own seed, so losses are independent
+                    : new FaultPlan(f.seed() * 31 + r, f.loss(), f.duplicate(), f.reorder(), f.corrupt());
             RingConnections conns = new RingConnections(c.transport(), local, c.devicePort(),
-                    inNetwork ? c.switchAddress() : null, c.mtu(), c.window());
+                    inNetwork ? c.switchAddress() : null, c.mtu(), c.window(), faults);
             try {
                 store.set("ep/" + gen + "/" + r, conns.toNext.localEndpoint() + " " + conns.fromPrev.localEndpoint(), t);
                 String[] next = store.get("ep/" + gen + "/" + (r + 1) % p, t).split(" ");

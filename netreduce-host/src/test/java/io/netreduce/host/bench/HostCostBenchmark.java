@@ -53,6 +53,7 @@ public class HostCostBenchmark {
     public int window;
 
     private InprocRing ring;
+    private ByteBuffer copyTarget;
     private WindowedAllReduce engine;
     private MemoryRegion tensor;
 
@@ -65,6 +66,7 @@ public class HostCostBenchmark {
             b.putFloat(i, i * 0.5f);
         }
         tensor = rank.pd.register(b, EnumSet.of(Access.LOCAL_WRITE));
+        copyTarget = ByteBuffer.allocateDirect(tensorBytes);
         engine = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq,
                 new RingSettings(1, 0, InaHeader.DTYPE_FP32, window, payloadBytes, Duration.ofSeconds(30)));
     }
@@ -72,6 +74,12 @@ public class HostCostBenchmark {
     @Benchmark
     public void allReduce() {
         engine.run(tensor, 0, tensor, 0, tensorBytes / 4, MessageHooks.NONE, ProgressGuard.NONE);
+    }
+
+    /** Same-run baseline: one copy of the tensor (what a host layer that copied payloads would add). */
+    @Benchmark
+    public void copyBaseline() {
+        copyTarget.put(0, tensor.buffer(), 0, tensorBytes);
     }
 
     @TearDown(Level.Trial)
