@@ -22,7 +22,7 @@ public final class AllReduceSimulator {
         FlowSimulator sim = new FlowSimulator();
         new ScheduleBuilder(sim, new ClusterNetwork(cluster, sim)).allReduce(algorithm, bytes);
         SimulationResult r = sim.run();
-        LOG.debug("{} on {} GPUs, {} bytes: {} s ({} groups for {} flows, {} events)",
+        LOG.trace("{} on {} GPUs, {} bytes: {} s ({} groups for {} flows, {} events)",
                 algorithm.displayName(), cluster.gpus(), bytes, r.makespan(), r.transfers(), r.flows(), r.events());
         return new AllReduceResult(algorithm, cluster, bytes, r.makespan(), r);
     }

@@ -80,6 +80,11 @@ public record ClusterSpec(
         return machines * gpusPerMachine;
     }
 
+    /** Whether a job of {@code m} machines fits this fabric's symmetric layout (one leaf, or whole leaves). */
+    public boolean fitsMachines(int m) {
+        return m >= 1 && (m <= machinesPerLeaf || m % machinesPerLeaf == 0);
+    }
+
     /** Leaves the job spans (1 when it fits under one top-of-rack switch). */
     public int leaves() {
         return machines <= machinesPerLeaf ? 1 : machines / machinesPerLeaf;

@@ -1,0 +1,87 @@
+package io.netreduce.sim.study;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Line charts of the sweeps, written as PNG with XChart (headless: no display is needed). */
+public final class Plots {
+
+    private static final Color[] PALETTE = {
+            new Color(0xD62728), new Color(0x1F77B4), new Color(0x2CA02C), new Color(0x9467BD),
+            new Color(0xFF7F0E), new Color(0x8C564B), new Color(0x17BECF)};
+
+    private Plots() {
+    }
+
+    /** A named series of (x, y) points. */
+    public record Series(String name, double[] x, double[] y) {
+    }
+
+    /**
+     * Writes {@code file} (".png" is appended by XChart when missing).
+     *
+     * @param logX, logY logarithmic axes
+     */
+    public static void line(Path file, String title, String xTitle, String yTitle, boolean logX, boolean logY,
+                            Iterable<Series> series) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        XYChart chart = new XYChartBuilder().width(900).height(560).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle).build();
+        Styler s = chart.getStyler();
+        s.setChartBackgroundColor(Color.WHITE);
+        s.setPlotBackgroundColor(Color.WHITE);
+        s.setLegendPosition(Styler.LegendPosition.InsideNW);
+        s.setLegendBackgroundColor(new Color(255, 255, 255, 220));
+        s.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
+        s.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+        s.setSeriesColors(PALETTE);
+        chart.getStyler().setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 14));
+        chart.getStyler().setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        chart.getStyler().setXAxisLogarithmic(logX);
+        chart.getStyler().setYAxisLogarithmic(logY);
+        chart.getStyler().setPlotGridLinesColor(new Color(0xDDDDDD));
+        chart.getStyler().setMarkerSize(7);
+        // Label every power-of-ten subdivision, not just decades: the curves span less than two decades.
+        chart.getStyler().setXAxisLogarithmicDecadeOnly(false);
+        chart.getStyler().setYAxisLogarithmicDecadeOnly(false);
+        chart.getStyler().setXAxisDecimalPattern("#,##0.###");
+        chart.getStyler().setYAxisDecimalPattern("#,##0.##");
+        int i = 0;
+        for (Series ser : series) {
+            XYSeries xy = chart.addSeries(ser.name(), ser.x(), ser.y());
+            xy.setMarker(SeriesMarkers.CIRCLE);
+            xy.setLineStyle(new BasicStroke(2.2f));
+            i++;
+        }
+        if (i == 0) {
+            throw new IllegalArgumentException("plot '" + title + "' has no series");
+        }
+        BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    /** Groups rows by series name, keeping first-seen order. */
+    static Map<String, double[][]> collect(Map<String, java.util.List<double[]>> points) {
+        Map<String, double[][]> out = new LinkedHashMap<>();
+        points.forEach((name, pts) -> {
+            double[] x = new double[pts.size()];
+            double[] y = new double[pts.size()];
+            for (int k = 0; k < pts.size(); k++) {
+                x[k] = pts.get(k)[0];
+                y[k] = pts.get(k)[1];
+            }
+            out.put(name, new double[][]{x, y});
+        });
+        return out;
+    }
+}
