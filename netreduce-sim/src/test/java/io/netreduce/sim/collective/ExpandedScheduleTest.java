@@ -58,7 +58,8 @@ class ExpandedScheduleTest {
         }
     }
 
-    private static double flatRingExpanded(ClusterSpec c, boolean barrier) {
+    /** Flat ring flow by flow; with {@code barrier} every step waits for the whole previous step. */
+    static double flatRingExpanded(ClusterSpec c, boolean barrier) {
         Physical phys = new Physical(c);
         int p = c.gpus();
         Transfer[] previous = null;
