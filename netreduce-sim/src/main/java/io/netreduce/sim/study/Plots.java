@@ -52,8 +52,9 @@ public final class Plots {
         chart.getStyler().setYAxisLogarithmic(logY);
         chart.getStyler().setPlotGridLinesColor(new Color(0xDDDDDD));
         chart.getStyler().setMarkerSize(7);
-        // Label every power-of-ten subdivision, not just decades: the curves span less than two decades.
-        chart.getStyler().setXAxisLogarithmicDecadeOnly(false);
+        // Label the y axis between decades too (the curves often span less than two decades); the
+        // x axis keeps decade labels only, which would otherwise overlap.
+        chart.getStyler().setXAxisLogarithmicDecadeOnly(true);
         chart.getStyler().setYAxisLogarithmicDecadeOnly(false);
         chart.getStyler().setXAxisDecimalPattern("#,##0.###");
         chart.getStyler().setYAxisDecimalPattern("#,##0.##");
