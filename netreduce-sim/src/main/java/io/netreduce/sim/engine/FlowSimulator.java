@@ -104,11 +104,13 @@ public final class FlowSimulator {
 
             // 2. Find the next event: a flow finishing or a last byte arriving.
             double untilFinish = Double.POSITIVE_INFINITY;
+            Transfer first = null;
             for (int i = 0; i < active.size(); i++) {
                 Transfer t = active.get(i);
                 double d = t.remaining / t.rate;
                 if (d < untilFinish) {
                     untilFinish = d;
+                    first = t;
                 }
             }
             Delivery next = deliveries.peek();
@@ -119,6 +121,9 @@ public final class FlowSimulator {
             if (now + untilFinish <= nextDelivery) {
                 drain(active, untilFinish);
                 now += untilFinish;
+                // The flow that defined this step is done by construction, whatever float
+                // residue the drain left: this guarantees progress on every iteration.
+                first.remaining = 0;
                 boolean finished = false;
                 for (int i = active.size() - 1; i >= 0; i--) {
                     Transfer t = active.get(i);
