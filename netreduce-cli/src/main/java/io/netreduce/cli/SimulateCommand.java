@@ -148,17 +148,19 @@ public final class SimulateCommand implements Callable<Integer> {
     }
 
     private int evaluateOne(PrintWriter w, ClusterSpec base) {
-        ClusterSpec c;
-        List<Workload> workloads;
         try {
-            c = base.withGpus(gpus);
-            workloads = DefaultWorkloads.all(gpuTflops * 1e12);
-            if (model != null) {
-                Architecture a = ModelZoo.byName(model);
-                workloads = workloads.stream().filter(x -> x.architecture().name().equals(a.name())).toList();
-            }
+            return evaluateOneChecked(w, base);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    private int evaluateOneChecked(PrintWriter w, ClusterSpec base) {
+        ClusterSpec c = base.withGpus(gpus);
+        List<Workload> workloads = DefaultWorkloads.all(gpuTflops * 1e12);
+        if (model != null) {
+            Architecture a = ModelZoo.byName(model);
+            workloads = workloads.stream().filter(x -> x.architecture().name().equals(a.name())).toList();
         }
         w.printf(Locale.ROOT, "%d GPUs = %d machines x %d (%s), %d leaves%n%n", c.gpus(), c.machines(), c.gpusPerMachine(),
                 ScalingStudy.describe(c), c.leaves());

@@ -78,6 +78,9 @@ class SimulateCommandTest {
         r = run("--gpus", "32", "--model", "LeNet");
         assertNotEquals(0, r.exit());
         assertTrue(r.err().contains("unknown model 'LeNet'"), r.err());
+        r = run("--gpus", "32", "--bytes", "-5");
+        assertNotEquals(0, r.exit());
+        assertTrue(r.err().contains("-5"), r.err());
         r = run("--max-gpus", "16", "--no-plots");
         assertNotEquals(0, r.exit());
         assertTrue(r.err().contains("no GPU count"), r.err());

@@ -143,14 +143,18 @@ public final class ScalingStudy {
         Table t = new Table("gpus", "window_messages", "message_bytes", "hop_latency_us", "algorithm", "allreduce_ms");
         Map<String, List<double[]>> points = new LinkedHashMap<>();
         ClusterSpec base = cfg.testbed();
-        for (int w : cfg.windows()) {
-            for (double l : cfg.hopLatencies()) {
-                ClusterSpec c = base.withWindow(w, base.messageBytes()).withHopLatency(l);
-                for (Algorithm a : new Algorithm[]{Algorithm.NETREDUCE, Algorithm.PARALLEL_NETREDUCE}) {
-                    double s = AllReduceSimulator.simulate(c, a, cfg.sweepBytes()).seconds();
-                    t.add(c.gpus(), w, c.messageBytes(), num("%.1f", l * 1e6), a.id(), ms(s));
-                    if (a == Algorithm.PARALLEL_NETREDUCE) {
-                        points.computeIfAbsent("N = " + w, k -> new ArrayList<>()).add(new double[]{l * 1e6, s * 1e3});
+        // The window's reach is N × message size: sweep both, plot N at the configured size.
+        long[] messageSizes = {base.messageBytes() / 2, base.messageBytes(), base.messageBytes() * 4};
+        for (long size : messageSizes) {
+            for (int w : cfg.windows()) {
+                for (double l : cfg.hopLatencies()) {
+                    ClusterSpec c = base.withWindow(w, size).withHopLatency(l);
+                    for (Algorithm a : new Algorithm[]{Algorithm.NETREDUCE, Algorithm.PARALLEL_NETREDUCE}) {
+                        double s = AllReduceSimulator.simulate(c, a, cfg.sweepBytes()).seconds();
+                        t.add(c.gpus(), w, size, num("%.1f", l * 1e6), a.id(), ms(s));
+                        if (a == Algorithm.PARALLEL_NETREDUCE && size == base.messageBytes()) {
+                            points.computeIfAbsent("N = " + w, k -> new ArrayList<>()).add(new double[]{l * 1e6, s * 1e3});
+                        }
                     }
                 }
             }
