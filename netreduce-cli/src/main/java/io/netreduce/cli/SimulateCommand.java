@@ -51,7 +51,7 @@ public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--no-plots", description = "Write CSV files only.")
     boolean noPlots;
 
-    @Option(names = "--max-gpus", defaultValue = "65536", description = "Largest GPU count of the scaling sweep, from 32 in powers of two (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--max-gpus", defaultValue = "65536", description = "Largest GPU count of the scaling sweep, which doubles the machine count from 4 (default: ${DEFAULT-VALUE}).")
     int maxGpus;
 
     @Option(names = "--gpus", description = "Evaluate one cluster of this many GPUs instead of running the study.")

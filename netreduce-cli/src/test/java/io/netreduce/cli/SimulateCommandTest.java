@@ -68,6 +68,18 @@ class SimulateCommandTest {
     }
 
     @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void studyWorksForOtherMachineShapes(@TempDir Path dir) throws Exception {
+        Run r = run("--out", dir.toString(), "--gpus-per-machine", "6", "--intra-gbytes", "15.75", "--max-gpus", "100", "--no-plots");
+        assertEquals(0, r.exit(), r.err());
+        List<String> rows = Files.readAllLines(dir.resolve("allreduce_vs_gpus.csv"));
+        // 4, 8 and 16 machines of 6 GPUs: 24, 48, 96 GPUs.
+        assertTrue(rows.get(1).startsWith("24,4,") && rows.get(rows.size() - 1).startsWith("96,16,"), String.join("\n", rows));
+        assertTrue(r.out().contains("NetReduce all-reduce time flat from 24 to 768 GPUs"), r.out());
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void badInputGetsAClearMessageAndNonZeroExit() {
         Run r = run("--gpus", "60");
         assertNotEquals(0, r.exit());
@@ -84,5 +96,8 @@ class SimulateCommandTest {
         r = run("--max-gpus", "16", "--no-plots");
         assertNotEquals(0, r.exit());
         assertTrue(r.err().contains("no GPU count"), r.err());
+        r = run("--machines-per-leaf", "3", "--gpus", "64");
+        assertNotEquals(0, r.exit());
+        assertTrue(r.err().contains("multiple of machinesPerLeaf"), r.err());
     }
 }

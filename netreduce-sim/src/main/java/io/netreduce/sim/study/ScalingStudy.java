@@ -117,12 +117,13 @@ public final class ScalingStudy {
     private static void hopLatencySweep(StudyConfig cfg, Map<String, Table> tables, List<StudyResult.PlotSpec> plots) {
         Table t = new Table("gpus", "hop_latency_us", "algorithm", "allreduce_ms");
         Map<String, List<double[]>> points = new LinkedHashMap<>();
-        for (int p : new int[]{cfg.testbed().gpus(), 1024}) {
-            if (p % cfg.testbed().gpusPerMachine() != 0 || !cfg.testbed().fitsMachines(p / cfg.testbed().gpusPerMachine())) {
+        for (int m : new int[]{cfg.testbed().machines(), 128}) {
+            if (!cfg.testbed().fitsMachines(m)) {
                 continue;
             }
+            int p = m * cfg.testbed().gpusPerMachine();
             for (double l : cfg.hopLatencies()) {
-                ClusterSpec c = cfg.testbed().withGpus(p).withHopLatency(l);
+                ClusterSpec c = cfg.testbed().withMachines(m).withHopLatency(l);
                 for (Algorithm a : Algorithm.values()) {
                     double s = AllReduceSimulator.simulate(c, a, cfg.sweepBytes()).seconds();
                     t.add(p, num("%.1f", l * 1e6), a.id(), ms(s));

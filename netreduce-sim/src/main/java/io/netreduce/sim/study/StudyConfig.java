@@ -40,18 +40,19 @@ public record StudyConfig(ClusterSpec testbed, double sweepBytes, String sweepLa
         return defaults(ClusterSpec.paperTestbed(), 65536);
     }
 
-    /** The default sweeps on {@code testbed}, scaling from 32 GPUs up to {@code maxGpus}. */
+    /** The default sweeps on {@code testbed}, scaling from 4 machines in powers of two up to {@code maxGpus} GPUs. */
     public static StudyConfig defaults(ClusterSpec testbed, int maxGpus) {
         List<Integer> counts = new ArrayList<>();
         int n = testbed.gpusPerMachine();
-        for (long p = 32; p <= maxGpus; p *= 2) {
-            if (p % n == 0 && testbed.fitsMachines((int) (p / n))) {
-                counts.add((int) p);
+        // 4, 8, 16, ... machines: 32 ... 65,536 GPUs with the paper's 8 GPUs per machine.
+        for (long m = 4; m * n <= maxGpus; m *= 2) {
+            if (testbed.fitsMachines((int) m)) {
+                counts.add((int) (m * n));
             }
         }
         if (counts.isEmpty()) {
-            throw new IllegalArgumentException("no GPU count from 32 to " + maxGpus + " (powers of two) fits "
-                    + n + " GPUs per machine and " + testbed.machinesPerLeaf() + " machines per leaf");
+            throw new IllegalArgumentException("no GPU count up to " + maxGpus + " fits: the sweep starts at 4 machines of "
+                    + n + " GPUs and needs machine counts that fill whole leaves of " + testbed.machinesPerLeaf());
         }
         double resnet = ModelZoo.resNet50().gradientBytes(4);
         return new StudyConfig(testbed, resnet, "ResNet50 gradient, " + Format.megabytes(resnet) + " MB", counts,
