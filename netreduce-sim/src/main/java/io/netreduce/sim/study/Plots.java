@@ -5,6 +5,7 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.XYStyler;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 import java.awt.BasicStroke;
@@ -13,6 +14,7 @@ import java.awt.Font;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** Line charts of the sweeps, written as PNG with XChart (headless: no display is needed). */
@@ -30,49 +32,48 @@ public final class Plots {
     }
 
     /**
-     * Writes {@code file} (".png" is appended by XChart when missing).
-     *
-     * @param logX, logY logarithmic axes
+     * Writes {@code file} as a PNG line chart with markers; {@code logX} and {@code logY} pick
+     * logarithmic axes.
      */
     public static void line(Path file, String title, String xTitle, String yTitle, boolean logX, boolean logY,
                             Iterable<Series> series) throws IOException {
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder().width(900).height(560).title(title).xAxisTitle(xTitle).yAxisTitle(yTitle).build();
-        Styler s = chart.getStyler();
-        s.setChartBackgroundColor(Color.WHITE);
-        s.setPlotBackgroundColor(Color.WHITE);
-        s.setLegendPosition(Styler.LegendPosition.InsideNW);
-        s.setLegendBackgroundColor(new Color(255, 255, 255, 220));
-        s.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
-        s.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-        s.setSeriesColors(PALETTE);
-        chart.getStyler().setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 14));
-        chart.getStyler().setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-        chart.getStyler().setXAxisLogarithmic(logX);
-        chart.getStyler().setYAxisLogarithmic(logY);
-        chart.getStyler().setPlotGridLinesColor(new Color(0xDDDDDD));
-        chart.getStyler().setMarkerSize(7);
+        XYStyler st = chart.getStyler();
+        st.setChartBackgroundColor(Color.WHITE);
+        st.setPlotBackgroundColor(Color.WHITE);
+        st.setPlotGridLinesColor(new Color(0xDDDDDD));
+        st.setLegendPosition(Styler.LegendPosition.InsideNW);
+        st.setLegendBackgroundColor(new Color(255, 255, 255, 220));
+        st.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
+        st.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+        st.setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 14));
+        st.setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        st.setSeriesColors(PALETTE);
+        st.setMarkerSize(7);
+        st.setXAxisLogarithmic(logX);
+        st.setYAxisLogarithmic(logY);
         // Label the y axis between decades too (the curves often span less than two decades); the
         // x axis keeps decade labels only, which would otherwise overlap.
-        chart.getStyler().setXAxisLogarithmicDecadeOnly(true);
-        chart.getStyler().setYAxisLogarithmicDecadeOnly(false);
-        chart.getStyler().setXAxisDecimalPattern("#,##0.###");
-        chart.getStyler().setYAxisDecimalPattern("#,##0.##");
-        int i = 0;
+        st.setXAxisLogarithmicDecadeOnly(true);
+        st.setYAxisLogarithmicDecadeOnly(false);
+        st.setXAxisDecimalPattern("#,##0.###");
+        st.setYAxisDecimalPattern("#,##0.##");
+        int count = 0;
         for (Series ser : series) {
             XYSeries xy = chart.addSeries(ser.name(), ser.x(), ser.y());
             xy.setMarker(SeriesMarkers.CIRCLE);
             xy.setLineStyle(new BasicStroke(2.2f));
-            i++;
+            count++;
         }
-        if (i == 0) {
+        if (count == 0) {
             throw new IllegalArgumentException("plot '" + title + "' has no series");
         }
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
     /** Groups rows by series name, keeping first-seen order. */
-    static Map<String, double[][]> collect(Map<String, java.util.List<double[]>> points) {
+    static Map<String, double[][]> collect(Map<String, List<double[]>> points) {
         Map<String, double[][]> out = new LinkedHashMap<>();
         points.forEach((name, pts) -> {
             double[] x = new double[pts.size()];
