@@ -22,6 +22,9 @@ import java.util.List;
  */
 public final class ScheduleBuilder {
 
+    /** Messages per NetReduce ring the simulator will schedule (each is one flow group in memory). */
+    static final long MAX_MESSAGES = 20_000_000;
+
     private final FlowSimulator sim;
     private final ClusterNetwork net;
     private final ClusterSpec spec;
@@ -159,10 +162,14 @@ public final class ScheduleBuilder {
         }
         long messageBytes = spec.messageBytes();
         long count = Math.max(1, (long) Math.ceil(bytesPerRing / messageBytes));
+        if (count > MAX_MESSAGES) {
+            throw new IllegalArgumentException("NetReduce ring of " + bytesPerRing + " bytes in " + messageBytes
+                    + "-byte messages needs " + count + " messages; the simulator allows " + MAX_MESSAGES + ": use larger messages");
+        }
         int window = spec.windowMessages();
         Route route = net.aggregation(role, ringsPerMachine);
         long flows = (long) m * ringsPerMachine;
-        List<Transfer> messages = new ArrayList<>((int) Math.min(count, Integer.MAX_VALUE));
+        List<Transfer> messages = new ArrayList<>((int) count);
         double sent = 0;
         for (long i = 0; i < count; i++) {
             double size = Math.min(messageBytes, bytesPerRing - sent);

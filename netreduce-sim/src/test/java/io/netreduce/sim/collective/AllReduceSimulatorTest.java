@@ -96,6 +96,14 @@ class AllReduceSimulatorTest {
     }
 
     @Test
+    void absurdMessageCountsAreRefusedWithAHint() {
+        ClusterSpec tiny = ClusterSpec.paperTestbed().withWindow(2, 1);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> AllReduceSimulator.simulate(tiny, Algorithm.NETREDUCE, 1e9));
+        assertTrue(e.getMessage().contains("use larger messages"), e.getMessage());
+    }
+
+    @Test
     void limitedAggregatorBecomesTheBottleneckBeyondItsPorts() {
         // The prototype's FPGA takes six 100 Gbit/s ports: enough for 6 NICs, not for 16.
         ClusterSpec fpga = ClusterSpec.paperTestbed().withAggregator(75 * GB, 2);
