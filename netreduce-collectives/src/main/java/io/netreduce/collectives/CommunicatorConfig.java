@@ -23,7 +23,8 @@ public final class CommunicatorConfig {
     public static final String RING = "ring";
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
-    public static final int DEFAULT_SWITCH_CONTROL_PORT = 8080;
+    /** The software switch's default control-plane port. */
+    public static final int DEFAULT_SWITCH_CONTROL_PORT = 7100;
 
     private final int rank;
     private final int worldSize;

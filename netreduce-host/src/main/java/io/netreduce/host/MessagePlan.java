@@ -10,11 +10,12 @@ public final class MessagePlan {
     /** Bytes per element (fp32 and int32 alike). */
     public static final int ELEMENT_BYTES = 4;
     /**
-     * Byte order of elements in message payloads: network order, like the INA header, so
-     * the switch sums the same lanes whatever the hosts' CPUs are. Buffers in another
-     * order are staged (converted) by the collectives layer.
+     * Byte order of elements in message payloads, the same on every rank (the switch is told
+     * it when a ring is created): little-endian, the native order of x86 and ARM hosts, so
+     * that a {@code nativeOrder()} direct buffer is sent as it is and summed without byte
+     * swaps. Buffers in the other order are staged (converted) by the collectives layer.
      */
-    public static final java.nio.ByteOrder PAYLOAD_ORDER = java.nio.ByteOrder.BIG_ENDIAN;
+    public static final java.nio.ByteOrder PAYLOAD_ORDER = java.nio.ByteOrder.LITTLE_ENDIAN;
 
     private final int elements;
     private final int messageElements;

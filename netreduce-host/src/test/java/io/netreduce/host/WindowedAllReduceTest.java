@@ -68,8 +68,9 @@ class WindowedAllReduceTest {
 
     private void createRing(int p) throws Exception {
         var req = java.net.http.HttpRequest.newBuilder(sw.controlUri().resolve("/rings"))
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"ranks\":" + p + ",\"window\":2,"
-                        + "\"messageBytes\":" + PAYLOAD + "}")).build();
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"ringId\":" + RING_ID + ",\"ranks\":"
+                        + p + ",\"window\":2,\"messagePayloadLength\":" + PAYLOAD
+                        + ",\"byteOrder\":\"little\"}")).build();
         var resp = java.net.http.HttpClient.newHttpClient().send(req,
                 java.net.http.HttpResponse.BodyHandlers.ofString());
         assertEquals(201, resp.statusCode(), resp.body());

@@ -92,9 +92,11 @@ final class RingSetup {
         if (c.switchAddress() == null) {
             return "ring no switch is configured (set NETREDUCE_SWITCH to its host:port)";
         }
+        // Rings are named by their users; a random id keeps concurrent jobs on one switch apart.
+        int ringId = 1 + java.util.concurrent.ThreadLocalRandom.current().nextInt(Integer.MAX_VALUE - 1);
         try {
-            int ringId = new SwitchControl(c.switchControl(), c.timeout()).createRing(c.worldSize(), c.window(),
-                    c.messageBytes(), c.mtu(), "fp32");
+            new SwitchControl(c.switchControl(), c.timeout()).createRing(ringId, c.worldSize(), c.window(),
+                    c.messageBytes(), c.mtu());
             LOG.info("rank 0: switch {} created ring {} for {} ranks (window {}, {} B messages, MTU {})",
                     c.switchControl(), ringId, c.worldSize(), c.window(), c.messageBytes(), c.mtu());
             return CommunicatorConfig.NETREDUCE + " " + ringId;
@@ -104,9 +106,9 @@ final class RingSetup {
     }
 
     /**
-     * Rank 0 registers every connection of the ring with the switch: the data direction
-     * (rank q to q+1, to q+1's fromPrev) and the acknowledgement direction (q+1 to q, to
-     * q's toNext). Returns "ok" or why not.
+     * Rank 0 registers every connection of the ring with the switch: rank q's toNext queue
+     * pair to rank q+1's fromPrev (the switch routes acknowledgements back by srcQpn).
+     * Returns "ok" or why not.
      */
     private static String register(CommunicatorConfig c, StoreClient store, int gen, int ringId) {
         int p = c.worldSize();
@@ -116,14 +118,15 @@ final class RingSetup {
             eps[q] = new QpEndpoint[] {QpEndpoint.parse(e[0]), QpEndpoint.parse(e[1])};
         }
         SwitchControl sw = new SwitchControl(c.switchControl(), c.timeout());
+        java.util.List<SwitchControl.Connection> connections = new java.util.ArrayList<>();
+        for (int q = 0; q < p; q++) {
+            QpEndpoint out = eps[q][0];
+            QpEndpoint in = eps[(q + 1) % p][1];
+            connections.add(new SwitchControl.Connection(q, out.address().getHostAddress() + ":" + out.port(), out.qpn(),
+                    in.address().getHostAddress() + ":" + in.port(), in.qpn()));
+        }
         try {
-            for (int q = 0; q < p; q++) {
-                QpEndpoint out = eps[q][0];
-                QpEndpoint in = eps[(q + 1) % p][1];
-                sw.registerConnection(ringId, q, out.address().getHostAddress(), in.address().getHostAddress(), in.qpn());
-                sw.registerConnection(ringId, (q + 1) % p, in.address().getHostAddress(),
-                        out.address().getHostAddress(), out.qpn());
-            }
+            sw.registerConnections(ringId, connections);
             return "ok";
         } catch (SwitchControl.Refused e) {
             try {

@@ -2,19 +2,23 @@ package io.netreduce.collectives.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netreduce.host.MessagePlan;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * Client of the NetReduce switch's HTTP/JSON control plane: create a ring (P, window,
- * message payload length, MTU, dtype), register its connections, delete it. Any non-2xx
- * answer, including the switch refusing a ring that does not fit its memory, becomes a
- * {@link Refused} carrying the switch's own explanation.
+ * Client of the NetReduce switch's HTTP/JSON control plane: create a ring (its id, P,
+ * window N, message payload length, MTU, dtype, lane byte order), register its connections,
+ * delete it. Any non-2xx answer, including the switch refusing a ring that does not fit its
+ * aggregator memory, becomes a {@link Refused} carrying the switch's own explanation.
  */
 public final class SwitchControl {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -32,33 +36,37 @@ public final class SwitchControl {
         }
     }
 
+    /** One RC connection of the ring: rank's toNext queue pair to its successor's fromPrev. */
+    public record Connection(int rank, String src, int srcQpn, String dst, int dstQpn) {
+    }
+
     public SwitchControl(URI base, Duration timeout) {
         this.base = base;
         this.timeout = timeout;
         this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
     }
 
-    /** Creates a ring and returns the id the switch gave it. */
-    public int createRing(int ranks, int window, int messageBytes, int mtu, String dtype) throws Refused {
-        JsonNode reply = call("POST", "/rings", Map.of("ranks", ranks, "window", window, "messageBytes", messageBytes,
-                "mtu", mtu, "dtype", dtype));
-        if (!reply.has("ringId")) {
-            throw new Refused("switch at " + base + " created a ring but returned no ringId: " + reply, null);
-        }
-        return reply.get("ringId").asInt();
+    public void createRing(int ringId, int ranks, int window, int messageBytes, int mtu) throws Refused {
+        Map<String, Object> ring = new LinkedHashMap<>();
+        ring.put("ringId", Integer.toUnsignedLong(ringId));
+        ring.put("ranks", ranks);
+        ring.put("window", window);
+        ring.put("messagePayloadLength", messageBytes);
+        ring.put("mtu", mtu);
+        ring.put("dtype", "fp32");
+        ring.put("byteOrder", MessagePlan.PAYLOAD_ORDER == ByteOrder.LITTLE_ENDIAN ? "little" : "big");
+        call("POST", "/rings", ring);
     }
 
-    /** Tells the switch that datagrams from {@code src} to {@code dst} carry DestQP {@code destQp}. */
-    public void registerConnection(int ringId, int rank, String src, String dst, int destQp) throws Refused {
-        call("POST", "/rings/" + ringId + "/connections", Map.of("rank", rank, "src", src, "dst", dst,
-                "destQp", destQp));
+    public void registerConnections(int ringId, List<Connection> connections) throws Refused {
+        call("POST", "/rings/" + Integer.toUnsignedString(ringId) + "/connections", connections);
     }
 
     public void deleteRing(int ringId) throws Refused {
-        call("DELETE", "/rings/" + ringId, null);
+        call("DELETE", "/rings/" + Integer.toUnsignedString(ringId), null);
     }
 
-    private JsonNode call(String method, String path, Map<String, Object> body) throws Refused {
+    private JsonNode call(String method, String path, Object body) throws Refused {
         try {
             HttpRequest.BodyPublisher pub = body == null ? HttpRequest.BodyPublishers.noBody()
                     : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body));

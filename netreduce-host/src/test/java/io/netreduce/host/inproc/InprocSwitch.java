@@ -21,13 +21,16 @@ import java.util.regex.Pattern;
  * A message-level stand-in for the NetReduce switch, for host-layer unit tests: it holds
  * each rank's message, sums the fp32 payloads in rank order when all P have arrived, and
  * delivers to every sender's peer that sender's own INA header followed by the sum. Rings
- * are created through a small HTTP/JSON control plane ({@code POST /rings},
- * {@code POST /rings/{id}/connections}, {@code DELETE /rings/{id}}); a ring that needs more
- * than the memory budget (2N messages × P ranks × payload) is refused with 507. Unlike the
- * real switch it routes by the sender's connected peer, not by registered connections.
+ * are created through the same HTTP/JSON requests as the real switch's control plane
+ * ({@code POST /rings} with the client's ringId, {@code POST /rings/{id}/connections},
+ * {@code DELETE /rings/{id}}); a ring that needs more than the memory budget (2N messages ×
+ * P ranks × payload) is refused with 409. Unlike the real switch it routes by the sender's
+ * connected peer, not by the registered connections (it only counts them).
  */
 public final class InprocSwitch implements AutoCloseable {
     private static final Map<InetSocketAddress, InprocSwitch> SWITCHES = new ConcurrentHashMap<>();
+    private static final String ORDER = MessagePlan.PAYLOAD_ORDER == java.nio.ByteOrder.LITTLE_ENDIAN ? "little"
+            : "big";
     private static final Pattern NUMBER = Pattern.compile("\"(\\w+)\"\\s*:\\s*(-?\\d+)");
 
     private final InetSocketAddress datapath;
@@ -93,13 +96,14 @@ public final class InprocSwitch implements AutoCloseable {
         String reply;
         if ("POST".equals(ex.getRequestMethod()) && path.length == 2) {
             long ranks = fields.getOrDefault("ranks", 0L);
-            long need = 2 * fields.getOrDefault("window", 0L) * ranks * fields.getOrDefault("messageBytes", 0L);
-            if (ranks < 1 || need > memoryBudget) {
-                status = 507;
+            long need = 2 * fields.getOrDefault("window", 0L) * ranks
+                    * fields.getOrDefault("messagePayloadLength", 0L);
+            if (ranks < 1 || need > memoryBudget || !body.contains("\"byteOrder\":\"" + ORDER + "\"")) {
+                status = ranks < 1 ? 400 : 409;
                 reply = "{\"error\":\"ring needs " + need + " bytes of aggregator memory, budget is "
-                        + memoryBudget + "\"}";
+                        + memoryBudget + " (or byteOrder is not " + ORDER + ")\"}";
             } else {
-                int id = nextRing.getAndIncrement();
+                int id = fields.getOrDefault("ringId", (long) nextRing.getAndIncrement()).intValue();
                 ringRanks.put(id, (int) ranks);
                 registeredConnections.put(id, new AtomicInteger());
                 status = 201;
@@ -110,7 +114,7 @@ public final class InprocSwitch implements AutoCloseable {
             status = c == null ? 404 : 201;
             reply = c == null ? "{\"error\":\"no such ring\"}" : "{}";
             if (c != null) {
-                c.incrementAndGet();
+                c.addAndGet(body.split("\"srcQpn\"", -1).length - 1);
             }
         } else if ("DELETE".equals(ex.getRequestMethod()) && path.length == 3) {
             ringRanks.remove(Integer.parseInt(path[2]));
@@ -168,10 +172,14 @@ public final class InprocSwitch implements AutoCloseable {
             payload = Math.min(payload, m.limit() - InaHeader.LENGTH);
         }
         ByteBuffer sum = ByteBuffer.allocate(payload).order(MessagePlan.PAYLOAD_ORDER);
+        ByteBuffer[] lanes = new ByteBuffer[a.messages.length];
+        for (int r = 0; r < lanes.length; r++) {
+            lanes[r] = a.messages[r].duplicate().order(MessagePlan.PAYLOAD_ORDER);
+        }
         for (int e = 0; e < payload; e += 4) {
-            float acc = a.messages[0].getFloat(InaHeader.LENGTH + e);
-            for (int r = 1; r < a.messages.length; r++) {
-                acc += a.messages[r].getFloat(InaHeader.LENGTH + e);
+            float acc = lanes[0].getFloat(InaHeader.LENGTH + e);
+            for (int r = 1; r < lanes.length; r++) {
+                acc += lanes[r].getFloat(InaHeader.LENGTH + e);
             }
             sum.putFloat(e, acc);
         }
