@@ -27,7 +27,7 @@ class LossTest {
         assumeTrue(Verbs.providers().stream().map(VerbsProvider::name).anyMatch(LOSSY::equals),
                 "verbs provider '" + LOSSY + "' is not on the class path");
         long seed = 2026;
-        CommunicatorConfig.Builder b = TestGroup.template(algorithm).transport(LOSSY).devicePort(0)
+        CommunicatorConfig.Builder b = TestGroup.template(algorithm).transport(LOSSY)
                 .faults(FaultPlan.loss(seed, 0.01)).timeout(Duration.ofSeconds(60));
         try (TestGroup g = TestGroup.open(p, b, 1L << 30)) {
             String actual = g.comms.get(0).algorithm();

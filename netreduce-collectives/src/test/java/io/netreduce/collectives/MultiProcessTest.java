@@ -54,7 +54,9 @@ class MultiProcessTest {
             env.put("MASTER_PORT", String.valueOf(port));
             env.put("NETREDUCE_ALGORITHM", algorithm);
             env.put("NETREDUCE_TRANSPORT", TRANSPORT);
-            env.put("NETREDUCE_DEVICE_PORT", "0");
+            if ("tcp".equals(TRANSPORT)) {
+                env.put("NETREDUCE_DEVICE_PORT", "0"); // soft keeps the RoCE port on its own 127.0.0.x
+            }
             env.put("NETREDUCE_MESSAGE_BYTES", String.valueOf(TestGroup.MESSAGE_BYTES * 16));
             env.put("NETREDUCE_TIMEOUT_SECONDS", String.valueOf(timeoutSeconds));
             env.put("TEST_SEED", String.valueOf(seed));

@@ -24,7 +24,7 @@ public final class TestGroup implements AutoCloseable {
     private static final AtomicInteger SWITCH_PORTS = new AtomicInteger(41000);
 
     public final List<Communicator> comms;
-    private final InprocSwitch sw;
+    private final AutoCloseable sw;
     private final ExecutorService pool;
 
     @FunctionalInterface
@@ -32,7 +32,7 @@ public final class TestGroup implements AutoCloseable {
         T run(int rank, Communicator c) throws Exception;
     }
 
-    private TestGroup(List<Communicator> comms, InprocSwitch sw, int p) {
+    private TestGroup(List<Communicator> comms, AutoCloseable sw, int p) {
         this.comms = comms;
         this.sw = sw;
         this.pool = Executors.newFixedThreadPool(p);
@@ -55,10 +55,18 @@ public final class TestGroup implements AutoCloseable {
 
     public static TestGroup open(int p, CommunicatorConfig.Builder template, long switchMemory) throws Exception {
         CommunicatorConfig probe = template.build();
-        InprocSwitch sw = null;
+        AutoCloseable sw = null;
         if (CommunicatorConfig.NETREDUCE.equals(probe.algorithm()) && probe.switchAddress() == null) {
-            sw = InprocSwitch.start(new InetSocketAddress("127.0.0.1", SWITCH_PORTS.incrementAndGet()), switchMemory);
-            template.switchAddress(sw.datapath()).switchControl(sw.controlUri());
+            if ("inproc".equals(probe.transport())) {
+                InprocSwitch s = InprocSwitch.start(new InetSocketAddress("127.0.0.1", SWITCH_PORTS.incrementAndGet()),
+                        switchMemory);
+                template.switchAddress(s.datapath()).switchControl(s.controlUri());
+                sw = s;
+            } else if (!"tcp".equals(probe.transport())) {
+                RealSwitch s = RealSwitch.start(switchMemory);
+                template.switchAddress(s.data()).switchControl(s.control());
+                sw = s;
+            }
         }
         try {
             return new TestGroup(Collectives.openLocal(p, template.build()), sw, p);
@@ -70,9 +78,6 @@ public final class TestGroup implements AutoCloseable {
         }
     }
 
-    public InprocSwitch switchStandIn() {
-        return sw;
-    }
 
     /** Runs {@code action} on every rank concurrently; returns each rank's result or throwable. */
     public <T> List<Object> onEveryRank(RankAction<T> action, long seconds) throws Exception {

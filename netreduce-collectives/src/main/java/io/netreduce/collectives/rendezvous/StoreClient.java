@@ -178,8 +178,11 @@ public final class StoreClient implements AutoCloseable {
     }
 
     private void send(String line) throws IOException {
+        // One request per line: a value with a line break (an error text from elsewhere)
+        // would otherwise become a second, bogus request and shift every later reply.
+        String flat = line.replace('\n', ' ').replace('\r', ' ');
         synchronized (out) {
-            out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            out.write((flat + "\n").getBytes(StandardCharsets.UTF_8));
             out.flush();
         }
     }
