@@ -26,6 +26,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SelectStrategy;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
@@ -114,9 +115,11 @@ final class SoftDevice implements Device {
         this.egressFaults = new FaultInjector(options.egressFaults());
         this.ingressFaults = new FaultInjector(options.ingressFaults());
         String pcapPath = options.property(SoftProperties.PCAP, null);
+        boolean busyPoll = SoftProperties.booleanProperty(options, SoftProperties.BUSY_POLL, false);
         this.group = new MultiThreadIoEventLoopGroup(1,
                 new DefaultThreadFactory("soft-rdma-" + options.localAddress().getHostAddress(), true),
-                EpollIoHandler.newFactory());
+                busyPoll ? EpollIoHandler.newFactory(0, () -> (selectSupplier, hasTasks) -> SelectStrategy.BUSY_WAIT)
+                        : EpollIoHandler.newFactory());
         this.loop = group.next();
         Channel ch;
         try {
