@@ -24,6 +24,8 @@ import java.util.Random;
 public final class RingFixture {
     public final RingConfig config;
     public final int[] ip;
+    /** UDP port each host listens on (4791 unless a test binds ephemeral ports). */
+    public final int[] port;
     public final int[] qpnNext;
     public final int[] qpnPrev;
     public final int[] firstPsn;
@@ -31,8 +33,19 @@ public final class RingFixture {
     private final Icrc icrc = new Icrc();
 
     public RingFixture(RingConfig config, int firstHostOctet, long seed) {
+        this(config, ((127L << 24) | (firstHostOctet & 0xFF)), seed);
+    }
+
+    /** Hosts at consecutive IPv4 addresses from {@code firstHostIp}. */
+    public static RingFixture onHosts(RingConfig config, int firstHostIp, long seed) {
+        return new RingFixture(config, firstHostIp & 0xFFFFFFFFL, seed);
+    }
+
+    private RingFixture(RingConfig config, long firstHostIp, long seed) {
         this.config = config;
         int p = config.ranks();
+        port = new int[p];
+        java.util.Arrays.fill(port, 4791);
         Random rnd = new Random(seed);
         ip = new int[p];
         qpnNext = new int[p];
@@ -40,7 +53,7 @@ public final class RingFixture {
         firstPsn = new int[p];
         nextPsn = new int[p];
         for (int r = 0; r < p; r++) {
-            ip[r] = (127 << 24) | ((firstHostOctet + r) & 0xFF);
+            ip[r] = (int) firstHostIp + r;
             qpnNext[r] = 0x100 + rnd.nextInt(0xFFFF) ;
             qpnPrev[r] = 0x20000 + rnd.nextInt(0xFFFF);
             // Start near the 24-bit wrap now and then so PSN arithmetic is exercised.
@@ -64,7 +77,7 @@ public final class RingFixture {
 
     public ConnectionSpec connection(int r) {
         int s = successor(r);
-        return new ConnectionSpec(r, ip[r], 4791, qpnNext[r], ip[s], 4791, qpnPrev[s]);
+        return new ConnectionSpec(r, ip[r], port[r], qpnNext[r], ip[s], port[s], qpnPrev[s]);
     }
 
     /** Random message payload of {@code bytes} bytes: floats in [-1000, 1000) or arbitrary ints. */
