@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * recomputed ICRC over that connection's canonical header. Owned by the datapath thread.
  */
 final class Emitter {
-    private final Icrc icrc = new Icrc();
+    private final CanonicalIcrc icrc = new CanonicalIcrc();
     private final SwitchCounters counters;
     private OutputBatch out;
     private ByteBuffer in;
@@ -72,7 +72,7 @@ final class Emitter {
     }
 
     private void finish(Route route, ByteBuffer b, int length) {
-        icrc.write(route.icrcSrcIp, route.icrcDstIp, route.icrcSrcPort, route.icrcDstPort, b, 0, length);
+        icrc.write(route.icrcTemplate, b, 0, length);
         commit(route, length);
     }
 
@@ -82,6 +82,6 @@ final class Emitter {
     }
 
     boolean verifyIcrc(Route route) {
-        return icrc.verify(route.icrcSrcIp, route.icrcDstIp, route.icrcSrcPort, route.icrcDstPort, in, inOffset, inLength);
+        return icrc.verify(route.icrcTemplate, in, inOffset, inLength);
     }
 }

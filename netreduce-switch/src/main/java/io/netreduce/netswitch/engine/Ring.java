@@ -7,7 +7,6 @@ import io.netreduce.verbs.roce.Psn;
 import io.netreduce.verbs.roce.RoceFrame;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 
 /**
  * One ring's aggregator array and its connections' lookup entries (design brief §4).
@@ -46,7 +45,6 @@ final class Ring {
     private final int maxPackets;
     private final int mtu;
     private final boolean fp32;
-    private final boolean littleEndian;
     private final long fullMask;
     /** How far (in PSNs) behind the retired boundary a packet still counts as a stale duplicate. */
     private final int staleSpan;
@@ -61,7 +59,10 @@ final class Ring {
     private final int[] slotDone;
     private final long[] bitmap;
     private final boolean[] complete;
-    private final byte[][] data;
+    /** Per slot, the summed bytes of every packet position, ready to emit ({@code maxPackets * mtu}). */
+    private final byte[][] results;
+    /** Rank buffers, then the sum, per packet position: index ((slot * maxPackets + j) * (P + 1) + rank). */
+    private final LaneStore lanes;
     private final byte[][] headers;
 
     private final boolean[] cltValid;
@@ -86,7 +87,6 @@ final class Ring {
         this.maxPackets = config.packetsPerMessage();
         this.mtu = config.mtu();
         this.fp32 = config.dtype() == InaHeader.DTYPE_FP32;
-        this.littleEndian = config.byteOrder() == ByteOrder.LITTLE_ENDIAN;
         this.fullMask = ranks == 64 ? -1L : (1L << ranks) - 1;
         this.staleSpan = Math.max(1024, 2 * slots * maxPackets);
         dataRoutes = new Route[ranks];
@@ -97,7 +97,9 @@ final class Ring {
         slotDone = new int[slots];
         bitmap = new long[slots * maxPackets];
         complete = new boolean[slots * maxPackets];
-        data = new byte[slots][maxPackets * (ranks + 1) * mtu];
+        results = new byte[slots][maxPackets * mtu];
+        lanes = fp32 ? new LaneStore.Fp32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder())
+                : new LaneStore.Int32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder());
         headers = new byte[slots][maxPackets * ranks * RingConfig.HEADER_CAPACITY];
         cltValid = new boolean[ranks * slots];
         cltMsg = new int[ranks * slots];
@@ -106,8 +108,8 @@ final class Ring {
         retiredEnd = new int[ranks];
     }
 
-    private int bufferAt(int j, int rank) {
-        return (j * (ranks + 1) + rank) * mtu;
+    private int bufferAt(int s, int j, int rank) {
+        return (s * maxPackets + j) * (ranks + 1) + rank;
     }
 
     private int headerAt(int j, int rank) {
@@ -244,11 +246,11 @@ final class Ring {
 
         final int pk = s * maxPackets + j;
         final int hdrLength = headerLength(opcode, j);
-        final int lanes = lanesLength(s, j);
+        final int laneBytes = lanesLength(s, j);
         if (complete[pk]) {
             if (em.reserve(1)) {
                 em.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS);
-                em.emitWithIncomingHeaders(route, hdrLength, data[s], bufferAt(j, ranks), lanes);
+                em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes);
             }
             return;
         }
@@ -257,22 +259,22 @@ final class Ring {
             em.count(SwitchCounters.Counter.DUPLICATES);
         }
         buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
-        buf.get(frame.offset() + hdrLength, data[s], bufferAt(j, rank), lanes);
+        lanes.store(buf, frame.offset() + hdrLength, laneBytes, bufferAt(s, j, rank));
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;
         if (bits == fullMask) {
-            completePacket(s, j, pk, lanes, em);
+            completePacket(s, j, pk, laneBytes, em);
         }
     }
 
-    private void completePacket(int s, int j, int pk, int lanes, Emitter em) {
+    private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {
         if (!em.reserve(ranks)) {
             // Not completed: the next retransmission of any rank's packet completes it.
             return;
         }
-        byte[] d = data[s];
-        int result = bufferAt(j, ranks);
-        Lanes.sum(d, bufferAt(j, 0), mtu, ranks, result, lanes, fp32, littleEndian);
+        byte[] d = results[s];
+        int result = j * mtu;
+        lanes.sum(bufferAt(s, j, 0), ranks, laneBytes, d, result);
         complete[pk] = true;
         aggregationsCompleted = aggregationsCompleted + 1;
         em.count(SwitchCounters.Counter.AGGREGATIONS_COMPLETED);
@@ -284,7 +286,7 @@ final class Ring {
         for (int q = 0; q < ranks; q++) {
             int at = headerAt(j, q);
             int opcode = h[at] & 0xFF;
-            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, result, lanes);
+            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, result, laneBytes);
         }
     }
 

@@ -19,6 +19,8 @@ public final class Route {
     final int icrcSrcPort;
     final int icrcDstIp;
     final int icrcDstPort;
+    /** Precomputed masked canonical header for {@link CanonicalIcrc}. */
+    final byte[] icrcTemplate;
 
     private Route(Ring ring, ConnectionSpec c, boolean data) {
         this.ring = ring;
@@ -39,6 +41,7 @@ public final class Route {
             icrcDstIp = c.srcIp();
         }
         icrcDstPort = IcrcAddressing.DESTINATION_PORT;
+        icrcTemplate = CanonicalIcrc.template(icrcSrcIp, icrcDstIp, icrcSrcPort, icrcDstPort);
     }
 
     static Route data(Ring ring, ConnectionSpec c) {
