@@ -151,11 +151,13 @@ class SwitchOverUdpTest {
             RingFixture f = h.ring;
             List<ByteBuffer> templates = f.message(1, 5, f.randomPayload(rnd, 2000), Psn.add(f.firstPsn[1], 40), false);
             int garbage = 0;
+            java.util.concurrent.atomic.AtomicReference<Throwable> ringFailure = new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
             Thread ringThread = new Thread(() -> {
                 try {
-                    h.run(40, 2000, Duration.ofSeconds(60));
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
+                    finished.set(h.run(40, 2000, Duration.ofSeconds(60)));
+                } catch (Throwable e) {
+                    ringFailure.set(e);
                 }
             });
             ringThread.start();
@@ -207,6 +209,10 @@ class SwitchOverUdpTest {
                 }
             }
             ringThread.join(90_000);
+            if (ringFailure.get() != null) {
+                throw new AssertionError("ring hosts failed, seed " + seed, ringFailure.get());
+            }
+            assertTrue(finished.get(), "ring did not finish in time, seed " + seed);
             for (int m = 0; m < 40; m++) {
                 for (int r = 0; r < 4; r++) {
                     assertArrayEquals(h.reference(m), h.result(r, m), "seed " + seed + " msg " + m + " rank " + r);
