@@ -132,13 +132,13 @@ public final class RingFixture {
     /** Recomputes the ICRC of a datagram on rank r's connection after the test edited it. */
     public void sign(int r, ByteBuffer d) {
         int s = successor(r);
-        icrc.get().write(ip[r], ip[s], IcrcAddressing.sourcePort(qpnNext[r]), 4791, d, 0, d.capacity());
+        icrc.get().write(ip[r], ip[s], IcrcAddressing.sourcePort(qpnNext[r]), port[s], d, 0, d.capacity());
     }
 
     /** True if a datagram delivered to rank {@code receiver} carries a valid ICRC for its connection. */
     public boolean verifyAtReceiver(int receiver, ByteBuffer d, int length) {
         int sender = (receiver + ranks() - 1) % ranks();
-        return icrc.get().verify(ip[sender], ip[receiver], IcrcAddressing.sourcePort(qpnNext[sender]), 4791, d, 0, length);
+        return icrc.get().verify(ip[sender], ip[receiver], IcrcAddressing.sourcePort(qpnNext[sender]), port[receiver], d, 0, length);
     }
 
     /** Rank index of a host address, or -1. */

@@ -3,13 +3,16 @@ package io.netreduce.netswitch.engine;
 import io.netreduce.verbs.DeviceOptions;
 
 /**
- * The one rule tying the switch to the hosts' ICRC convention: over UDP sockets the real IP
- * header is the kernel's, so every party computes the ICRC over the canonical IPv4/UDP header
- * the datagram would carry between its two queue pairs' hosts, never the switch's address.
- * Source: the sending QP's address and an entropy port derived from its QPN; destination:
- * the receiving QP's address and port 4791.
+ * The one rule tying the switch to the hosts' ICRC convention (the soft provider's, see
+ * docs/protocol.md): over UDP sockets the real IP header is the kernel's, so every party
+ * computes the ICRC over the canonical IPv4/UDP header the datagram would carry between its
+ * two queue pairs' hosts, never the switch's address. Source: the sending QP's address and
+ * the entropy port {@link #sourcePort} of its QPN (the soft provider also sends from that
+ * port); destination: the receiving device's address and port (4791 unless configured
+ * otherwise), i.e. where the switch forwards the datagram. {@link Route} applies it.
  */
 public final class IcrcAddressing {
+    /** The receiving device's port unless a ring registers another. */
     public static final int DESTINATION_PORT = DeviceOptions.ROCE_PORT;
 
     private IcrcAddressing() {

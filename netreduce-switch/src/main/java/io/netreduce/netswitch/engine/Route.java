@@ -40,7 +40,7 @@ public final class Route {
             icrcSrcPort = IcrcAddressing.sourcePort(c.dstQpn());
             icrcDstIp = c.srcIp();
         }
-        icrcDstPort = IcrcAddressing.DESTINATION_PORT;
+        icrcDstPort = forwardPort;
         icrcTemplate = CanonicalIcrc.template(icrcSrcIp, icrcDstIp, icrcSrcPort, icrcDstPort);
     }
 
