@@ -41,6 +41,7 @@ public final class CommunicatorConfig {
     private final int mtu;
     private final Duration timeout;
     private final FaultPlan faults;
+    private final Duration ackTimeout;
     private final List<String> sources;
 
     private CommunicatorConfig(Builder b) {
@@ -81,6 +82,10 @@ public final class CommunicatorConfig {
         this.mtu = b.mtu;
         this.timeout = b.timeout;
         this.faults = Objects.requireNonNull(b.faults, "faults");
+        this.ackTimeout = Objects.requireNonNull(b.ackTimeout, "ackTimeout");
+        if (ackTimeout.isNegative() || ackTimeout.isZero()) {
+            throw new IllegalArgumentException("ACK timeout must be positive: " + ackTimeout);
+        }
         this.sources = List.copyOf(b.sources);
     }
 
@@ -106,6 +111,7 @@ public final class CommunicatorConfig {
         b.mtu = mtu;
         b.timeout = timeout;
         b.faults = faults;
+        b.ackTimeout = ackTimeout;
         b.sources.addAll(sources);
         return b;
     }
@@ -151,6 +157,12 @@ public final class CommunicatorConfig {
     public Duration timeout() { return timeout; }
     /** Seeded faults injected on every packet this rank's device sends (tests and demos; default none). */
     public FaultPlan faults() { return faults; }
+    /**
+     * The transport's local ACK timeout (RC retransmission timer; 7 retries before a peer is
+     * declared gone). Default 200 ms: generous enough for an overloaded machine, short
+     * enough to recover a lost tail packet quickly.
+     */
+    public Duration ackTimeout() { return ackTimeout; }
     /** Where each setting came from, for the start-up log line. */
     public List<String> sources() { return sources; }
 
@@ -176,10 +188,11 @@ public final class CommunicatorConfig {
         private InetSocketAddress switchAddress;
         private URI switchControl;
         private int window = 4;
-        private int messageBytes = 64 * 1024;
+        private int messageBytes = 16 * 1024;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);
         private FaultPlan faults = FaultPlan.NONE;
+        private Duration ackTimeout = Duration.ofMillis(200);
         private final List<String> sources = new ArrayList<>();
 
         public Builder rank(int v) { rank = v; return this; }
@@ -197,6 +210,7 @@ public final class CommunicatorConfig {
         public Builder mtu(int v) { mtu = v; return this; }
         public Builder timeout(Duration v) { timeout = v; return this; }
         public Builder faults(FaultPlan v) { faults = v; return this; }
+        public Builder ackTimeout(Duration v) { ackTimeout = v; return this; }
 
         Builder source(String s) {
             sources.add(s);

@@ -59,6 +59,9 @@ final class EnvironmentReader {
         if (env.containsKey("NETREDUCE_MTU")) {
             b.mtu(integer(env, "NETREDUCE_MTU", 0));
         }
+        if (env.containsKey("NETREDUCE_ACK_TIMEOUT_MS")) {
+            b.ackTimeout(Duration.ofMillis(integer(env, "NETREDUCE_ACK_TIMEOUT_MS", 0)));
+        }
         if (env.containsKey("NETREDUCE_TIMEOUT_SECONDS")) {
             String t = env.get("NETREDUCE_TIMEOUT_SECONDS").trim();
             try {

@@ -19,16 +19,17 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * P = 4 ranks as separate JVM processes launched with torchrun's variables, over a real
- * cross-process transport (system property {@code netreduce.test.process.transport},
- * default "tcp"): results bitwise equal to the documented reference on every rank; and a
- * rank killed mid-operation is named by every other rank within the timeout.
+ * P = 4 ranks as separate JVM processes launched with torchrun's variables: ring over the
+ * TCP provider and netreduce over the soft RoCEv2 provider through the software switch;
+ * results bitwise equal to the documented reference on every rank; and a rank killed
+ * mid-operation is named by every other rank within the timeout.
  */
 @Timeout(240)
 class MultiProcessTest {
-    private static final String TRANSPORT = System.getProperty("netreduce.test.process.transport", "tcp");
     private static final int P = 4;
 
     @TempDir
@@ -40,8 +41,8 @@ class MultiProcessTest {
         }
     }
 
-    private List<Process> launch(String algorithm, String sizes, long seed, int dieRank, int timeoutSeconds)
-            throws IOException {
+    private List<Process> launch(String algorithm, String transport, RealSwitch sw, String sizes, long seed,
+                                 int dieRank, int timeoutSeconds) throws IOException {
         int port = freePort();
         List<Process> ps = new ArrayList<>();
         for (int r = 0; r < P; r++) {
@@ -53,11 +54,15 @@ class MultiProcessTest {
             env.put("MASTER_ADDR", "127.0.0.1");
             env.put("MASTER_PORT", String.valueOf(port));
             env.put("NETREDUCE_ALGORITHM", algorithm);
-            env.put("NETREDUCE_TRANSPORT", TRANSPORT);
-            if ("tcp".equals(TRANSPORT)) {
+            env.put("NETREDUCE_TRANSPORT", transport);
+            if (sw != null) {
+                env.put("NETREDUCE_SWITCH", "127.0.0.100:" + sw.data().getPort());
+                env.put("NETREDUCE_SWITCH_CONTROL", sw.control().toString());
+            }
+            if ("tcp".equals(transport)) {
                 env.put("NETREDUCE_DEVICE_PORT", "0"); // soft keeps the RoCE port on its own 127.0.0.x
             }
-            env.put("NETREDUCE_MESSAGE_BYTES", String.valueOf(TestGroup.MESSAGE_BYTES * 16));
+            env.put("NETREDUCE_MESSAGE_BYTES", String.valueOf(TestGroup.MESSAGE_BYTES * 4));
             env.put("NETREDUCE_TIMEOUT_SECONDS", String.valueOf(timeoutSeconds));
             env.put("TEST_SEED", String.valueOf(seed));
             env.put("TEST_SIZES", sizes);
@@ -79,29 +84,36 @@ class MultiProcessTest {
         }
     }
 
-    @Test
-    void fourProcessesAgreeBitForBit() throws Exception {
-        int[] sizes = {0, 1, 3, 255, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 100_003, 16 * 1024 * 1024};
+    @ParameterizedTest(name = "{0} over {1}")
+    @CsvSource({"ring,tcp", "netreduce,soft"})
+    void fourProcessesAgreeBitForBit(String algorithm, String transport) throws Exception {
+        // Messages of 16 KiB = 4096 elements; MTU 4096 B = 1024 elements; 16 Mi elements = 64 MiB.
+        int[] sizes = {0, 1, 3, 255, 1024, 4095, 4096, 4097, 100_003, 16 * 1024 * 1024};
         StringBuilder list = new StringBuilder();
         for (int n : sizes) {
             list.append(list.length() == 0 ? "" : ",").append(n);
         }
         long seed = 4242;
-        List<Process> ps = launch("ring", list.toString(), seed, -1, 30);
+        RealSwitch sw = "netreduce".equals(algorithm) ? RealSwitch.start(1L << 30) : null;
+        List<Process> ps = launch(algorithm, transport, sw, list.toString(), seed, -1, 30);
         try {
             for (int r = 0; r < P; r++) {
                 assertTrue(ps.get(r).waitFor(180, TimeUnit.SECONDS), "rank " + r + " did not finish");
                 assertEquals(0, ps.get(r).exitValue(), "rank " + r + ": " + log(r));
+                assertTrue(log(r).contains("algorithm " + algorithm), log(r));
             }
         } finally {
             reap(ps);
+            if (sw != null) {
+                sw.close();
+            }
         }
         for (int n : sizes) {
             float[][] inputs = new float[P][];
             for (int r = 0; r < P; r++) {
                 inputs[r] = Tensors.random(new Random(seed * 1_000_003L + 31L * n + r), n);
             }
-            float[] expected = Tensors.ringOrderSum(inputs);
+            float[] expected = Tensors.expected(algorithm, inputs);
             for (int r = 0; r < P; r++) {
                 byte[] bytes = Files.readAllBytes(dir.resolve("rank-" + r + "-" + n + ".bin"));
                 FloatBuffer got = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
@@ -118,7 +130,7 @@ class MultiProcessTest {
     @Test
     void aKilledProcessIsNamedByEveryOtherRankWithinTheTimeout() throws Exception {
         int dead = 2;
-        List<Process> ps = launch("ring", String.valueOf(4 * 1024 * 1024), 7, dead, 10);
+        List<Process> ps = launch("ring", "tcp", null, String.valueOf(4 * 1024 * 1024), 7, dead, 10);
         try {
             for (int r = 0; r < P; r++) {
                 assertTrue(ps.get(r).waitFor(60, TimeUnit.SECONDS), "rank " + r + " did not finish");

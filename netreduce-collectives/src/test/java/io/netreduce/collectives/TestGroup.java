@@ -13,12 +13,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Test fixture: P communicators in this JVM over a transport named by the system property
- * {@code netreduce.test.transport} (default "inproc"), with a switch for the netreduce
- * algorithm, and a way to run one action on every rank at once with a deadline.
+ * {@code netreduce.test.transport} (default "soft", the RoCEv2 provider; "inproc" is the fast
+ * in-process test provider, "tcp" runs everything as ring), with the software switch (or,
+ * for inproc, its stand-in) for the netreduce algorithm, and a way to run one action on
+ * every rank at once with a deadline.
  */
 @SuppressWarnings("try")
 public final class TestGroup implements AutoCloseable {
-    public static final String TRANSPORT = System.getProperty("netreduce.test.transport", "inproc");
+    public static final String TRANSPORT = System.getProperty("netreduce.test.transport", "soft");
     public static final int MESSAGE_BYTES = 4096;
     public static final int MTU = 1024;
     private static final AtomicInteger SWITCH_PORTS = new AtomicInteger(41000);

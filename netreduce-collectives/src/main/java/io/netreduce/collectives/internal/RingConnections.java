@@ -26,7 +26,7 @@ public final class RingConnections implements AutoCloseable {
     public final QueuePair fromPrev;
 
     public RingConnections(String transport, String localAddress, int port, InetSocketAddress gateway, int mtu,
-                           int window, FaultPlan faults) {
+                           int window, FaultPlan faults, Duration ackTimeout) {
         device = Verbs.open(transport, DeviceOptions.builder().localAddress(localAddress).port(port)
                 .gateway(gateway).egressFaults(faults).build());
         try {
@@ -34,7 +34,7 @@ public final class RingConnections implements AutoCloseable {
             int queue = 4 * window + 16;
             cq = device.createCompletionQueue(4 * queue + 64);
             QpAttributes attrs = QpAttributes.builder(cq, cq).maxSendWr(queue).maxRecvWr(queue).maxSge(2).mtu(mtu)
-                    .build();
+                    .ackTimeout(ackTimeout).build();
             toNext = pd.createQueuePair(attrs);
             fromPrev = pd.createQueuePair(attrs);
         } catch (RuntimeException e) {
