@@ -267,22 +267,34 @@ public final class GroupCommunicator implements Communicator {
         try {
             if (store != null) {
                 verdict = store.check("op/" + opSeq, name);
+                if (netreduce != null) {
+                    // Through the switch a rank's SEND is acknowledged only once every rank has
+                    // sent that message, so a rank arriving late by more than the transport's
+                    // retry budget (ACK timeout × 8) would make the early ones give up. Start
+                    // together: wait for every rank's agreement first (one store round trip).
+                    requireAgreement(config.timeout().toMillis());
+                }
             }
             body.run();
             if (store != null) {
-                String v = await(verdict, config.timeout().toMillis());
-                if (v == null) {
-                    throw new HostTimeoutException("the agreement check of collective #" + opSeq + " got no answer");
-                }
-                if (!"OK".equals(v)) {
-                    throw new CollectiveException(explainVerdict(v));
-                }
+                requireAgreement(config.timeout().toMillis());
             }
             f.complete(null);
         } catch (RuntimeException e) {
             CollectiveException ce = explain(e);
             broken = ce;
             f.completeExceptionally(ce);
+        }
+    }
+
+    private void requireAgreement(long millis) {
+        String v = await(verdict, millis);
+        if (v == null) {
+            throw new HostTimeoutException("no agreement on collective #" + opSeq + " " + opName + " within "
+                    + millis + " ms");
+        }
+        if (!"OK".equals(v)) {
+            throw new CollectiveException(explainVerdict(v));
         }
     }
 
