@@ -5,6 +5,7 @@ import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.host.MessagePlan;
 import io.netreduce.host.inproc.InprocSwitch;
+import io.netreduce.verbs.DeviceOptions;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
@@ -35,10 +36,11 @@ public final class AllReduceBench {
         int p = Integer.parseInt(args[2]);
         String[] sizes = args[3].split(",");
         int iterations = Integer.parseInt(args[4]);
-        int messageBytes = args.length > 5 ? Integer.parseInt(args[5]) : 64 * 1024;
+        int messageBytes = args.length > 5 ? Integer.parseInt(args[5]) : 16 * 1024;
         int window = args.length > 6 ? Integer.parseInt(args[6]) : 4;
         CommunicatorConfig.Builder b = CommunicatorConfig.builder().algorithm(algorithm).transport(transport)
-                .messageBytes(messageBytes).window(window).timeout(Duration.ofSeconds(60)).devicePort(0);
+                .messageBytes(messageBytes).window(window).timeout(Duration.ofSeconds(60))
+                .devicePort("tcp".equals(transport) ? 0 : DeviceOptions.ROCE_PORT);
         InprocSwitch sw = null;
         String switchEnv = System.getenv("NETREDUCE_SWITCH");
         if (switchEnv != null) {
