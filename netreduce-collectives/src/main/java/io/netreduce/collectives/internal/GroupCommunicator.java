@@ -50,6 +50,7 @@ public final class GroupCommunicator implements Communicator {
     private final WindowedAllReduce netreduce;
     private final RingAllReduce ring;
     private final TensorMemory memory;
+    private final int ringId;
     private final ExecutorService worker;
     private final FloatBuffer barrierTensor = ByteBuffer.allocateDirect(4).order(MessagePlan.PAYLOAD_ORDER)
             .asFloatBuffer();
@@ -69,6 +70,7 @@ public final class GroupCommunicator implements Communicator {
         this.server = server;
         this.store = store;
         this.connections = connections;
+        this.ringId = ringId;
         if (connections != null) {
             memory = new TensorMemory(connections.pd);
             netreduce = CommunicatorConfig.NETREDUCE.equals(algorithm)
@@ -434,6 +436,15 @@ public final class GroupCommunicator implements Communicator {
         }
         if (store != null) {
             store.close();
+        }
+        if (netreduce != null && rank == 0) {
+            // Free the switch's aggregator memory and connection table entries for the next job.
+            try {
+                new SwitchControl(config.switchControl(), Duration.ofSeconds(5)).deleteRing(ringId);
+            } catch (SwitchControl.Refused e) {
+                LOG.warn("rank 0: could not delete ring {} from the switch: {}", Integer.toUnsignedString(ringId),
+                        e.getMessage());
+            }
         }
         if (server != null) {
             try {
