@@ -139,6 +139,21 @@ class ErrorHandlingTest {
     }
 
     @Test
+    void closingFreesTheRingOnTheSwitchForTheNextGroup() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("soft".equals(TestGroup.TRANSPORT), "needs the soft transport");
+        try (io.netreduce.collectives.RealSwitch sw = io.netreduce.collectives.RealSwitch.start(1L << 30)) {
+            for (int round = 0; round < 2; round++) {
+                // Same addresses, ports and queue-pair numbers both times: a ring left behind
+                // would make the switch refuse the second one (and the group fall back to ring).
+                try (TestGroup g = TestGroup.open(2, TestGroup.template("netreduce").switchAddress(sw.data())
+                        .switchControl(sw.control()), 1L << 30)) {
+                    assertEquals("netreduce", g.comms.get(0).algorithm(), "round " + round);
+                }
+            }
+        }
+    }
+
+    @Test
     void netreduceFallsBackToRingWithoutASwitch() throws Exception {
         var template = TestGroup.template("netreduce").switchAddress(null);
         List<Communicator> comms = io.netreduce.collectives.Collectives.openLocal(2,
