@@ -36,10 +36,4 @@ public record TrainingResult(int rank, int worldSize, double[] epochLoss, float[
     public static double relativeLossGap(TrainingResult run, TrainingResult reference) {
         return Math.abs(run.finalLoss() - reference.finalLoss()) / Math.abs(reference.finalLoss());
     }
-
-    /** One machine-readable line a launcher can parse from a worker process's output. */
-    public String summaryLine() {
-        return String.format("RESULT rank=%d world=%d finalLoss=%.9f params=%d digest=%s",
-                rank, worldSize, finalLoss(), parameters.length, parameterDigest());
-    }
 }

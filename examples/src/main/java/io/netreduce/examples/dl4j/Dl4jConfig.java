@@ -16,6 +16,10 @@ public record Dl4jConfig(long seed, int hidden, int globalBatch, double learning
         return new Dl4jConfig(seed, hidden, globalBatch, learningRate, updater, e);
     }
 
+    public Dl4jConfig withSeed(long s) {
+        return new Dl4jConfig(s, hidden, globalBatch, learningRate, updater, epochs);
+    }
+
     public Dl4jConfig withUpdater(String u, double lr) {
         return new Dl4jConfig(seed, hidden, globalBatch, lr, u, epochs);
     }
