@@ -38,8 +38,10 @@ public final class GradientBucket {
             throw new IllegalArgumentException("bucket must hold 1.." + Integer.MAX_VALUE / Float.BYTES
                     + " floats, got " + total);
         }
+        // Direct and big-endian (the payload order on the wire): the communicator
+        // registers such a buffer once and sums into it in place, without staging.
         this.flat = ByteBuffer.allocateDirect((int) total * Float.BYTES)
-                .order(ByteOrder.nativeOrder()).asFloatBuffer();
+                .order(ByteOrder.BIG_ENDIAN).asFloatBuffer();
     }
 
     /** Number of gradient floats, not counting the extra slots. */

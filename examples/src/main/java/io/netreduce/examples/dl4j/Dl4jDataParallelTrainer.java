@@ -59,7 +59,7 @@ public final class Dl4jDataParallelTrainer {
         int[] local = new int[sampler.localBatch(world)];
         DataSet shard = shardOf(iris, rank, world);
         FloatBuffer lossTotals = ByteBuffer.allocateDirect(2 * Float.BYTES)
-                .order(ByteOrder.nativeOrder()).asFloatBuffer();
+                .order(ByteOrder.BIG_ENDIAN).asFloatBuffer();
         if (route == Route.ACCUMULATOR) {
             net.setGradientsAccumulator(new AllReduceGradientsAccumulator(sync));
         }

@@ -11,6 +11,9 @@ import java.nio.FloatBuffer;
  * Zero-copy bridge from ND4J to NIO: a {@link FloatBuffer} over the off-heap memory of
  * a contiguous float {@link INDArray}. Writing to the buffer writes to the array, so the
  * all-reduce sums straight into DL4J's flattened gradient (or parameter) view.
+ * ND4J keeps its data in the CPU's native order (little-endian on x86), not the
+ * big-endian payload order, so the communicator stages such a buffer through its own
+ * registered memory; the examples themselves make no copy.
  */
 public final class NdArrays {
 

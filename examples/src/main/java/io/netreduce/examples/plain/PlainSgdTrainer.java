@@ -41,7 +41,7 @@ public final class PlainSgdTrainer {
         GradientBucket gradients = new GradientBucket(model.gradients());
         float average = 1f / world;
         FloatBuffer lossTotals = ByteBuffer.allocateDirect(2 * Float.BYTES)
-                .order(ByteOrder.nativeOrder()).asFloatBuffer();
+                .order(ByteOrder.BIG_ENDIAN).asFloatBuffer();
         double[] epochLoss = new double[config.epochs()];
 
         for (int epoch = 0; epoch < config.epochs(); epoch++) {
