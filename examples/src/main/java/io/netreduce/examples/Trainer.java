@@ -8,10 +8,16 @@ import io.netreduce.examples.plain.PlainSgdTrainer;
 
 import java.util.List;
 
-/** One of the example trainers, ready to run on any {@link GradientSync}. */
+/**
+ * One of the example trainers with its data loaded and its model built, ready to train
+ * once on any {@link GradientSync}. Build it before opening the communicator: starting a
+ * framework can take seconds, and peers waiting on a rank that is not yet in its
+ * training loop may give up.
+ */
 @FunctionalInterface
 public interface Trainer {
 
+    /** Trains for the configured epochs and returns this worker's losses and parameters. */
     TrainingResult train(GradientSync sync, EpochListener listener);
 
     /**
@@ -25,17 +31,17 @@ public interface Trainer {
             case "plain" -> {
                 PlainConfig c = PlainConfig.defaults().withSeed(seed);
                 PlainConfig config = epochs > 0 ? c.withEpochs(epochs) : c;
-                yield (sync, listener) -> PlainSgdTrainer.train(config, sync, listener);
+                yield new PlainSgdTrainer(config);
             }
             case "dl4j" -> {
                 Dl4jConfig c = Dl4jConfig.defaults().withSeed(seed);
                 Dl4jConfig config = epochs > 0 ? c.withEpochs(epochs) : c;
-                yield (sync, listener) -> Dl4jDataParallelTrainer.train(config, Route.EXPLICIT, sync, listener);
+                yield new Dl4jDataParallelTrainer(config, Route.EXPLICIT);
             }
             case "dl4j-accumulator" -> {
                 Dl4jConfig c = Dl4jConfig.defaults().withSeed(seed).withUpdater("sgd", 0.1);
                 Dl4jConfig config = epochs > 0 ? c.withEpochs(epochs) : c;
-                yield (sync, listener) -> Dl4jDataParallelTrainer.train(config, Route.ACCUMULATOR, sync, listener);
+                yield new Dl4jDataParallelTrainer(config, Route.ACCUMULATOR);
             }
             default -> throw new IllegalArgumentException("unknown trainer '" + name + "'; known: " + NAMES);
         };

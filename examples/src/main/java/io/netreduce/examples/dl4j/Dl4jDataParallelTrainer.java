@@ -3,6 +3,7 @@ package io.netreduce.examples.dl4j;
 import io.netreduce.examples.DistributedSampler;
 import io.netreduce.examples.EpochListener;
 import io.netreduce.examples.GradientSync;
+import io.netreduce.examples.Trainer;
 import io.netreduce.examples.TrainingResult;
 import org.deeplearning4j.nn.gradient.Gradient;
 import org.deeplearning4j.nn.multilayer.MultiLayerNetwork;
@@ -30,7 +31,7 @@ import java.util.Locale;
  *   {@link AllReduceGradientsAccumulator} installed, DL4J's own extension point.</li>
  * </ul>
  */
-public final class Dl4jDataParallelTrainer {
+public final class Dl4jDataParallelTrainer implements Trainer {
 
     public enum Route {
         EXPLICIT, ACCUMULATOR;
@@ -44,14 +45,27 @@ public final class Dl4jDataParallelTrainer {
         }
     }
 
-    private Dl4jDataParallelTrainer() {
+    private final Dl4jConfig config;
+    private final Route route;
+    private final DataSet iris;
+    private final MultiLayerNetwork net;
+
+    /** Loads the data and builds the network (this is where ND4J starts, which takes a while). */
+    public Dl4jDataParallelTrainer(Dl4jConfig config, Route route) {
+        this.config = config;
+        this.route = route;
+        this.iris = IrisData.load();
+        this.net = IrisNetwork.build(config);
     }
 
     public static TrainingResult train(Dl4jConfig config, Route route, GradientSync sync, EpochListener listener) {
+        return new Dl4jDataParallelTrainer(config, route).train(sync, listener);
+    }
+
+    @Override
+    public TrainingResult train(GradientSync sync, EpochListener listener) {
         int rank = sync.rank();
         int world = sync.worldSize();
-        DataSet iris = IrisData.load();
-        MultiLayerNetwork net = IrisNetwork.build(config);
         // Replicas start from rank 0's weights (a view: the sum lands in the network).
         sync.broadcastFromRank0(NdArrays.floatView(net.params()));
 

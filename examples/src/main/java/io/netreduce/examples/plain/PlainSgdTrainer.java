@@ -4,6 +4,7 @@ import io.netreduce.examples.DistributedSampler;
 import io.netreduce.examples.EpochListener;
 import io.netreduce.examples.GradientBucket;
 import io.netreduce.examples.GradientSync;
+import io.netreduce.examples.Trainer;
 import io.netreduce.examples.TrainingResult;
 
 import java.nio.ByteBuffer;
@@ -19,17 +20,27 @@ import java.nio.FloatBuffer;
  * ({@link io.netreduce.examples.SingleProcessSync}) this is ordinary SGD on the whole
  * batch, the reference the distributed run is compared with.
  */
-public final class PlainSgdTrainer {
+public final class PlainSgdTrainer implements Trainer {
 
-    private PlainSgdTrainer() {
+    private final PlainConfig config;
+    private final ClusterDataset data;
+    private final Mlp model;
+
+    /** Builds the data and the model; train once with {@link #train(GradientSync, EpochListener)}. */
+    public PlainSgdTrainer(PlainConfig config) {
+        this.config = config;
+        this.data = ClusterDataset.generate(config.seed(), config.samples(), config.features(), config.classes());
+        this.model = new Mlp(config.features(), config.hidden(), config.classes(), config.seed() + 1);
     }
 
     public static TrainingResult train(PlainConfig config, GradientSync sync, EpochListener listener) {
+        return new PlainSgdTrainer(config).train(sync, listener);
+    }
+
+    @Override
+    public TrainingResult train(GradientSync sync, EpochListener listener) {
         int rank = sync.rank();
         int world = sync.worldSize();
-        ClusterDataset data = ClusterDataset.generate(config.seed(), config.samples(),
-                config.features(), config.classes());
-        Mlp model = new Mlp(config.features(), config.hidden(), config.classes(), config.seed() + 1);
 
         // Start from rank 0's parameters, whatever each worker initialised.
         GradientBucket parameters = new GradientBucket(model.parameters());
