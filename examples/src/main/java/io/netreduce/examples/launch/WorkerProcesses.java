@@ -137,8 +137,8 @@ public final class WorkerProcesses {
 
     private static boolean freeOnAll(int port, int workers) {
         for (int r = 0; r < workers; r++) {
-            try (DatagramSocket s = new DatagramSocket(new InetSocketAddress("127.0.0." + (r + 2), port))) {
-                // free
+            try {
+                new DatagramSocket(new InetSocketAddress("127.0.0." + (r + 2), port)).close();
             } catch (IOException e) {
                 return false;
             }
