@@ -18,19 +18,8 @@ public final class GradientBucket {
 
     /** @param tensors the gradient arrays, in an order every worker agrees on */
     public GradientBucket(List<float[]> tensors) {
-        this(tensors, 0);
-    }
-
-    /**
-     * @param extraSlots floats appended after the tensors for values that travel with
-     *                   the gradients (a loss sum, a sample count)
-     */
-    public GradientBucket(List<float[]> tensors, int extraSlots) {
-        if (extraSlots < 0) {
-            throw new IllegalArgumentException("extraSlots must be >= 0, got " + extraSlots);
-        }
         this.tensors = List.copyOf(tensors);
-        long total = extraSlots;
+        long total = 0;
         for (float[] t : this.tensors) {
             total += t.length;
         }
@@ -44,15 +33,6 @@ public final class GradientBucket {
                 .order(ByteOrder.BIG_ENDIAN).asFloatBuffer();
     }
 
-    /** Number of gradient floats, not counting the extra slots. */
-    public int gradientLength() {
-        int n = 0;
-        for (float[] t : tensors) {
-            n += t.length;
-        }
-        return n;
-    }
-
     /** Copies every tensor into the flat buffer and returns it, positioned at 0, limit at its end. */
     public FloatBuffer pack() {
         flat.clear();
@@ -61,16 +41,6 @@ public final class GradientBucket {
         }
         flat.position(0);
         return flat;
-    }
-
-    /** Sets extra slot {@code i} (after {@link #pack()}). */
-    public void setExtra(int i, float value) {
-        flat.put(gradientLength() + i, value);
-    }
-
-    /** Reads extra slot {@code i}. */
-    public float extra(int i) {
-        return flat.get(gradientLength() + i);
     }
 
     /** Copies the (summed) flat buffer back into the tensors, multiplying by {@code scale}. */

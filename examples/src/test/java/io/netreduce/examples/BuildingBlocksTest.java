@@ -1,5 +1,6 @@
 package io.netreduce.examples;
 
+import io.netreduce.examples.launch.DemoReport;
 import io.netreduce.examples.launch.WorkerSummary;
 import org.junit.jupiter.api.Test;
 
@@ -10,6 +11,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -80,5 +82,19 @@ class BuildingBlocksTest {
         assertThrows(IllegalArgumentException.class, () -> WorkerSummary.parse("hello"));
         assertThrows(IllegalArgumentException.class,
                 () -> WorkerSummary.parse("RESULT rank=x world=2 algorithm=ring finalLoss=1 digest=a"));
+    }
+
+    @Test
+    void reportFailsOnFallbackDivergentReplicasOrLargeGap() {
+        TrainingResult reference = new TrainingResult(0, 1, new double[] {1.0, 0.5}, new float[] {1f});
+        WorkerSummary a = new WorkerSummary(0, 2, "netreduce", 0.501, "d1");
+        WorkerSummary b = new WorkerSummary(1, 2, "netreduce", 0.501, "d1");
+        assertTrue(new DemoReport(reference, List.of(a, b), "netreduce").passed());
+        assertFalse(new DemoReport(reference, List.of(a, b), "ring").passed(), "backend not honoured");
+        WorkerSummary drifted = new WorkerSummary(1, 2, "netreduce", 0.501, "d2");
+        assertFalse(new DemoReport(reference, List.of(a, drifted), "netreduce").passed(), "replicas differ");
+        WorkerSummary far = new WorkerSummary(1, 2, "netreduce", 0.51, "d1");
+        WorkerSummary farToo = new WorkerSummary(0, 2, "netreduce", 0.51, "d1");
+        assertFalse(new DemoReport(reference, List.of(farToo, far), "netreduce").passed(), "2 % gap");
     }
 }

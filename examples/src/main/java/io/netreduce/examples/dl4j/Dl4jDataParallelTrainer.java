@@ -132,10 +132,6 @@ public final class Dl4jDataParallelTrainer implements Trainer {
     }
 
     static DataSet rows(DataSet all, int[] indices) {
-        long[] idx = new long[indices.length];
-        for (int i = 0; i < idx.length; i++) {
-            idx[i] = indices[i];
-        }
         return new DataSet(all.getFeatures().getRows(indices), all.getLabels().getRows(indices));
     }
 }

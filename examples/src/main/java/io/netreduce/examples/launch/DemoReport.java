@@ -8,7 +8,7 @@ import java.util.List;
  * The outcome of a local data-parallel run next to its single-process reference:
  * the relative gap of the final losses and whether every replica holds the same bits.
  */
-public record DemoReport(TrainingResult reference, List<WorkerSummary> workers) {
+public record DemoReport(TrainingResult reference, List<WorkerSummary> workers, String requestedBackend) {
 
     /** The criterion: the data-parallel final loss within 0.5 % of the reference's. */
     public static final double TOLERANCE = 0.005;
@@ -30,8 +30,13 @@ public record DemoReport(TrainingResult reference, List<WorkerSummary> workers) 
         return loss[loss.length - 1] < loss[0];
     }
 
+    /** Every worker ran the backend asked for (netreduce falls back to ring without a usable switch). */
+    public boolean backendHonoured() {
+        return workers.stream().allMatch(w -> w.algorithm().equals(requestedBackend));
+    }
+
     public boolean passed() {
-        return converged() && replicasIdentical() && relativeLossGap() < TOLERANCE;
+        return backendHonoured() && converged() && replicasIdentical() && relativeLossGap() < TOLERANCE;
     }
 
     public String describe() {
@@ -44,6 +49,9 @@ public record DemoReport(TrainingResult reference, List<WorkerSummary> workers) 
         }
         sb.append(String.format("final-loss gap to reference: %.3e (limit %.1e); replicas bitwise identical: %s%n",
                 relativeLossGap(), TOLERANCE, replicasIdentical()));
+        if (!backendHonoured()) {
+            sb.append("backend ").append(requestedBackend).append(" was requested but not used by every worker\n");
+        }
         sb.append(passed() ? "PASS" : "FAIL");
         return sb.toString();
     }
