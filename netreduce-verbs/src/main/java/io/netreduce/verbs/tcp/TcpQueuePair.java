@@ -82,6 +82,7 @@ final class TcpQueuePair implements QueuePair {
     private long sendPosted;
     private long sendTransmitNext;
     private long sendAcked;
+    private boolean rnrBackoff;
     private long rnrBackoffUntilNanos;
 
     // Receive queue: [recvConsumed, recvPosted) posted and waiting.
@@ -442,7 +443,10 @@ final class TcpQueuePair implements QueuePair {
                             controlFrame = true;
                             break;
                         }
-                        long backoff = rnrBackoffUntilNanos - System.nanoTime();
+                        long backoff = rnrBackoff ? rnrBackoffUntilNanos - System.nanoTime() : 0;
+                        if (backoff <= 0) {
+                            rnrBackoff = false;
+                        }
                         if (state == QpState.READY && sendTransmitNext < sendPosted && backoff <= 0) {
                             slot = sendSlots[(int) (sendTransmitNext % sendSlots.length)];
                             sequence = (int) sendTransmitNext;
@@ -696,6 +700,7 @@ final class TcpQueuePair implements QueuePair {
                 }
                 // Go back: resend this request and all after it once the responder's RNR timer has run.
                 sendTransmitNext = sendAcked;
+                rnrBackoff = true;
                 rnrBackoffUntilNanos = System.nanoTime() + aux * 1000L;
                 changed.signalAll();
             } else if (status == FrameHeader.STATUS_REMOTE_ACCESS) {
