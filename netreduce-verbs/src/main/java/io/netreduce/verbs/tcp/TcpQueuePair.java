@@ -617,6 +617,13 @@ final class TcpQueuePair implements QueuePair {
         expectedSequence++;
         counters.increment(Counter.MESSAGES_RECEIVED);
         counters.add(Counter.BYTES_RECEIVED, length);
+        // Complete the receive before acknowledging, so that by the time the sender sees its
+        // completion the receiver's application can already see (and repost) this one.
+        if (recv != null) {
+            boolean imm = FrameHeader.hasImmediate(type);
+            pushRecv(recv.wrId, WcStatus.SUCCESS, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, length,
+                    imm, imm ? header.immediate() : 0, null);
+        }
         lock.lock();
         try {
             ackPending = true;
@@ -624,11 +631,6 @@ final class TcpQueuePair implements QueuePair {
             changed.signalAll();
         } finally {
             lock.unlock();
-        }
-        if (recv != null) {
-            boolean imm = FrameHeader.hasImmediate(type);
-            pushRecv(recv.wrId, WcStatus.SUCCESS, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, length,
-                    imm, imm ? header.immediate() : 0, null);
         }
     }
 

@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * args: [send|write|nio] [messageBytes=1048576] [seconds=10] [window=8]
  * </pre>
  *
- * "send" posts SENDs into posted RECVs, "write" posts RDMA WRITEs into one registered
+ * "send" posts SENDs into posted RECVs (the receive queue is kept twice as deep as the
+ * send window, as an RC application does so that a send rarely meets an empty queue), "write" posts RDMA WRITEs into one registered
  * region, "nio" writes the same message size over a plain blocking SocketChannel. Payload
  * bytes only (headers and ACKs are not counted). Prints one line of results.
  */
@@ -68,7 +69,7 @@ public final class TcpGoodputBenchmark {
             ProtectionDomain pda = a.allocateProtectionDomain();
             ProtectionDomain pdb = b.allocateProtectionDomain();
             QueuePair x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).maxSendWr(window).maxRecvWr(window).build());
-            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).maxSendWr(window).maxRecvWr(window).build());
+            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).maxSendWr(window).maxRecvWr(2 * window).build());
             CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
             x.connect(y.localEndpoint(), Duration.ofSeconds(10));
             f.get(10, TimeUnit.SECONDS);
@@ -78,22 +79,25 @@ public final class TcpGoodputBenchmark {
             new Random(1).nextBytes(noise);
             srcBuf.put(noise).clear();
             MemoryRegion src = pda.register(srcBuf, EnumSet.of(Access.LOCAL_WRITE));
-            ByteBuffer dstBuf = ByteBuffer.allocateDirect(window * size);
-            dstBuf.put(noise).clear();
+            int depth = 2 * window;
+            ByteBuffer dstBuf = ByteBuffer.allocateDirect(depth * size);
+            dstBuf.put(noise).put(noise).clear();
             MemoryRegion dst = pdb.register(dstBuf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
             RecvRequest r = new RecvRequest();
             if (!rdmaWrite) {
-                for (int i = 0; i < window; i++) {
+                for (int i = 0; i < depth; i++) {
                     r.reset().wrId(i).sgl().add(dst, i * size, size);
                     y.postRecv(r);
                 }
             }
             SendRequest s = new SendRequest();
             WorkCompletion[] wcs = new WorkCompletion[window];
-            WorkCompletion[] recvWcs = new WorkCompletion[window];
+            WorkCompletion[] recvWcs = new WorkCompletion[2 * window];
+            for (int i = 0; i < recvWcs.length; i++) {
+                recvWcs[i] = new WorkCompletion();
+            }
             for (int i = 0; i < window; i++) {
                 wcs[i] = new WorkCompletion();
-                recvWcs[i] = new WorkCompletion();
                 post(x, s, src, dst, rdmaWrite, i, size);
             }
             long completed = 0;
@@ -122,6 +126,7 @@ public final class TcpGoodputBenchmark {
                     }
                 }
             }
+            System.out.println("sender " + x.counters() + " receiver " + y.counters());
             return completed * size;
         }
     }
