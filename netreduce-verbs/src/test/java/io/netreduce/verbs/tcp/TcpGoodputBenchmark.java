@@ -53,6 +53,9 @@ public final class TcpGoodputBenchmark {
         int window = args.length > 3 ? Integer.parseInt(args[3]) : 8;
         boolean distinct = args.length > 4 && args[4].equals("distinct");
         long bytes;
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuStart = os.getProcessCpuTime();
         long start = System.nanoTime();
         long end = start + TimeUnit.SECONDS.toNanos(seconds);
         if (mode.equals("nio")) {
@@ -61,8 +64,13 @@ public final class TcpGoodputBenchmark {
             bytes = verbs(mode.equals("write"), size, window, distinct ? size : 0, end);
         }
         double s = (System.nanoTime() - start) / 1e9;
-        System.out.printf("mode=%s buffers=%s size=%d window=%d seconds=%.2f bytes=%d goodput=%.3f GB/s (%.2f Gbit/s)%n",
-                mode, distinct ? "distinct" : "shared", size, window, s, bytes, bytes / s / 1e9, bytes * 8 / s / 1e9);
+        // CPU seconds (user + system, both ends, this process) per GB moved: on a shared
+        // machine this says more about the provider's cost than wall-clock goodput does.
+        double cpu = (os.getProcessCpuTime() - cpuStart) / 1e9;
+        System.out.printf("mode=%s buffers=%s size=%d window=%d seconds=%.2f bytes=%d goodput=%.3f GB/s (%.2f Gbit/s)"
+                        + " cpu=%.2f s cpuPerGB=%.3f s%n",
+                mode, distinct ? "distinct" : "shared", size, window, s, bytes, bytes / s / 1e9, bytes * 8 / s / 1e9,
+                cpu, cpu / (bytes / 1e9));
     }
 
     /** {@code stride}: distance between the buffers of consecutive slots (0: all share one). */
