@@ -45,7 +45,7 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 5, time = 2)
 @Fork(1)
 public class EngineBenchmark {
-    static final int MESSAGES = 256;
+    static final int MESSAGES = 64;
     static final int PACKETS_PER_MESSAGE = 8;
     static final int MTU = 1024;
     static final int RANKS = 4;
