@@ -42,6 +42,7 @@ public final class CommunicatorConfig {
     private final Duration timeout;
     private final FaultPlan faults;
     private final Duration ackTimeout;
+    private final String loopbackPrefix;
     private final List<String> sources;
 
     private CommunicatorConfig(Builder b) {
@@ -83,6 +84,10 @@ public final class CommunicatorConfig {
         this.timeout = b.timeout;
         this.faults = Objects.requireNonNull(b.faults, "faults");
         this.ackTimeout = Objects.requireNonNull(b.ackTimeout, "ackTimeout");
+        this.loopbackPrefix = Objects.requireNonNull(b.loopbackPrefix, "loopbackPrefix");
+        if (!loopbackPrefix.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.")) {
+            throw new IllegalArgumentException("loopback prefix must look like 127.a.b. : " + loopbackPrefix);
+        }
         if (ackTimeout.isNegative() || ackTimeout.isZero()) {
             throw new IllegalArgumentException("ACK timeout must be positive: " + ackTimeout);
         }
@@ -112,6 +117,7 @@ public final class CommunicatorConfig {
         b.timeout = timeout;
         b.faults = faults;
         b.ackTimeout = ackTimeout;
+        b.loopbackPrefix = loopbackPrefix;
         b.sources.addAll(sources);
         return b;
     }
@@ -163,6 +169,8 @@ public final class CommunicatorConfig {
      * enough to recover a lost tail packet quickly.
      */
     public Duration ackTimeout() { return ackTimeout; }
+    /** On one machine (loopback master, no local address), rank r binds prefix + (r+2); default "127.0.0.". */
+    public String loopbackPrefix() { return loopbackPrefix; }
     /** Where each setting came from, for the start-up log line. */
     public List<String> sources() { return sources; }
 
@@ -193,6 +201,7 @@ public final class CommunicatorConfig {
         private Duration timeout = Duration.ofSeconds(30);
         private FaultPlan faults = FaultPlan.NONE;
         private Duration ackTimeout = Duration.ofMillis(200);
+        private String loopbackPrefix = "127.0.0.";
         private final List<String> sources = new ArrayList<>();
 
         public Builder rank(int v) { rank = v; return this; }
@@ -211,6 +220,7 @@ public final class CommunicatorConfig {
         public Builder timeout(Duration v) { timeout = v; return this; }
         public Builder faults(FaultPlan v) { faults = v; return this; }
         public Builder ackTimeout(Duration v) { ackTimeout = v; return this; }
+        public Builder loopbackPrefix(String v) { loopbackPrefix = v; return this; }
 
         Builder source(String s) {
             sources.add(s);

@@ -59,6 +59,9 @@ final class EnvironmentReader {
         if (env.containsKey("NETREDUCE_MTU")) {
             b.mtu(integer(env, "NETREDUCE_MTU", 0));
         }
+        if (env.containsKey("NETREDUCE_LOOPBACK_PREFIX")) {
+            b.loopbackPrefix(env.get("NETREDUCE_LOOPBACK_PREFIX").trim());
+        }
         if (env.containsKey("NETREDUCE_ACK_TIMEOUT_MS")) {
             b.ackTimeout(Duration.ofMillis(integer(env, "NETREDUCE_ACK_TIMEOUT_MS", 0)));
         }

@@ -54,6 +54,7 @@ class MultiProcessTest {
             env.put("MASTER_ADDR", "127.0.0.1");
             env.put("MASTER_PORT", String.valueOf(port));
             env.put("NETREDUCE_ALGORITHM", algorithm);
+            env.put("NETREDUCE_LOOPBACK_PREFIX", TestGroup.loopbackPrefix());
             env.put("NETREDUCE_TRANSPORT", transport);
             if (sw != null) {
                 env.put("NETREDUCE_SWITCH", "127.0.0.100:" + sw.data().getPort());

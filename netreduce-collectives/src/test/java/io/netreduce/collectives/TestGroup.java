@@ -45,8 +45,20 @@ public final class TestGroup implements AutoCloseable {
         return "tcp".equals(TRANSPORT) ? CommunicatorConfig.RING : requested;
     }
 
+    /**
+     * A random 127.a.b. block per JVM: the machine is shared with other test runs that bind
+     * 127.0.0.x:4791, and a clash would fail this run for reasons that are not its own.
+     */
+    public static String loopbackPrefix() {
+        return PREFIX;
+    }
+
+    private static final String PREFIX = "127." + (20 + new java.util.Random().nextInt(200)) + "."
+            + (1 + new java.util.Random().nextInt(250)) + ".";
+
     public static CommunicatorConfig.Builder template(String algorithm) {
         return CommunicatorConfig.builder().algorithm(algorithm).transport(TRANSPORT).messageBytes(MESSAGE_BYTES)
+                .loopbackPrefix(loopbackPrefix())
                 .mtu(MTU).window(4).timeout(Duration.ofSeconds(20));
     }
 

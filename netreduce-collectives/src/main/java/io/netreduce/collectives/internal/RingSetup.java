@@ -142,7 +142,7 @@ final class RingSetup {
         return Integer.parseInt(plan.substring(plan.indexOf(' ') + 1).trim());
     }
 
-    /** The configured address, or 127.0.0.(rank+2) when the master is on loopback (one machine). */
+    /** The configured address, or prefix.(rank+2) (127.0.0.(rank+2) by default) when the master is on loopback. */
     static String localAddress(CommunicatorConfig c) {
         if (c.localAddress() != null) {
             return c.localAddress();
@@ -152,7 +152,7 @@ final class RingSetup {
                 if (c.rank() > 250) {
                     throw new IllegalArgumentException("more than 251 ranks on one machine: set NETREDUCE_LOCAL_ADDR");
                 }
-                return "127.0.0." + (c.rank() + 2);
+                return c.loopbackPrefix() + (c.rank() + 2);
             }
             return InetAddress.getLocalHost().getHostAddress();
         } catch (UnknownHostException e) {
