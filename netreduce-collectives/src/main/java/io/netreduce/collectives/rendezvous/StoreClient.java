@@ -158,7 +158,18 @@ public final class StoreClient implements AutoCloseable {
     private synchronized String request(String line, Duration timeout) {
         try {
             send(line);
-            String reply = replies.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            // Wait in slices: when another rank reports a failure (e.g. it could not join), stop
+            // waiting for an answer that may never come and say why.
+            long deadline = System.nanoTime() + timeout.toNanos();
+            String reply = null;
+            while (reply == null && System.nanoTime() < deadline) {
+                reply = replies.poll(Math.min(100, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
+                        TimeUnit.MILLISECONDS);
+                if (reply == null && failure != null && !line.startsWith("BYE")) {
+                    throw new CollectiveException("rank " + rank + ": gave up waiting for the rendezvous store ('"
+                            + line.split(" ")[0] + "'): " + failure);
+                }
+            }
             if (reply == null) {
                 String f = failure;
                 throw new CollectiveException("rank " + rank + ": rendezvous request '" + line.split(" ")[0] + " "
