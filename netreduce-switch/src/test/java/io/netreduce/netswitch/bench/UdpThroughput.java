@@ -73,7 +73,7 @@ public final class UdpThroughput {
             InetSocketAddress sw = server.dataAddress();
             java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
             long switchThread = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().equals("netreduce-switch-dataplane")).findFirst().orElseThrow().getId();
+                    .filter(t -> t.getName().equals(io.netreduce.netswitch.dataplane.DataPlane.THREAD_NAME)).findFirst().orElseThrow().getId();
             long cpu0 = mx.getThreadCpuTime(switchThread);
             long hostCpu0 = mx.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
