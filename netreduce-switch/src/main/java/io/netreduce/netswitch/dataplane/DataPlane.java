@@ -66,6 +66,13 @@ public final class DataPlane implements AutoCloseable {
     public static final String THREAD_NAME = "netreduce-switch-dataplane";
     /** System property: {@code false} sends every result as its own datagram (no UDP GSO). */
     public static final String GSO_PROPERTY = "netreduce.switch.gso";
+    /**
+     * System property: {@code true} receives with UDP GRO (one {@code recvmsg} per read, a
+     * sender's GSO batch in one piece) instead of {@code recvmmsg} batches.
+     */
+    public static final String GRO_PROPERTY = "netreduce.switch.gro";
+    /** A whole GRO super-datagram (at most 64 KiB). */
+    private static final int GRO_BUFFER = 65_536;
     /** Receive slot per datagram: the largest datagram the engine accepts. */
     private static final int RX_SLOT = OutputBatch.MAX_DATAGRAM;
     private static final int SOCKET_BUFFER = 8 << 20;
@@ -78,6 +85,7 @@ public final class DataPlane implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final boolean epoll;
+    private final boolean gro;
     private final OutputBatch out = new OutputBatch(4 * RX_BATCH, true);
     private final Transmitter transmitter;
     /** Read bursts (epoll wake-ups with input), for the batching figure logged at close. */
@@ -103,7 +111,16 @@ public final class DataPlane implements AutoCloseable {
                 // to the event loop through its task queue).
                 .option(ChannelOption.AUTO_READ, false)
                 .handler(new Inbound());
-        if (epoll) {
+        this.gro = epoll && "true".equals(System.getProperty(GRO_PROPERTY));
+        if (gro) {
+            // One recvmsg per read, which takes a sender's whole GSO super-datagram uncut (Netty
+            // slices it into its segments); Netty reads the segment size only on this path.
+            b.channel(EpollDatagramChannel.class)
+                    .option(EpollChannelOption.EPOLL_MODE, EpollMode.LEVEL_TRIGGERED)
+                    .option(EpollChannelOption.UDP_GRO, true)
+                    .option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, 0)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(GRO_BUFFER));
+        } else if (epoll) {
             b.channel(EpollDatagramChannel.class)
                     .option(EpollChannelOption.EPOLL_MODE, EpollMode.LEVEL_TRIGGERED)
                     .option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, RX_SLOT)
@@ -125,8 +142,8 @@ public final class DataPlane implements AutoCloseable {
                 && !"false".equals(System.getProperty(GSO_PROPERTY));
         transmitter = new Transmitter(channel, allocator, engine.counters(), gso);
         channel.config().setAutoRead(true);
-        LOG.info("switch data plane listening on {} ({}, recvmmsg batch {}, GSO {})", localAddress(),
-                epoll ? "epoll" : "nio", epoll ? RX_BATCH : 1, gso);
+        LOG.info("switch data plane listening on {} ({}, receive {}, GSO {})", localAddress(),
+                epoll ? "epoll" : "nio", gro ? "GRO" : "recvmmsg x " + (epoll ? RX_BATCH : 1), gso);
     }
 
     public InetSocketAddress localAddress() {
