@@ -4,6 +4,7 @@ import io.netreduce.netswitch.engine.AggregationEngine;
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
 import io.netreduce.netswitch.engine.RingConfig;
+import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.verbs.roce.Ipv4UdpHeader;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
@@ -89,7 +90,7 @@ public final class DataPlane implements AutoCloseable {
     private final OutputBatch out = new OutputBatch(4 * RX_BATCH, true);
     private final Transmitter transmitter;
     /** Read bursts (epoll wake-ups with input), for the batching figure logged at close. */
-    private long bursts;
+    private volatile long bursts;
 
     public DataPlane(AggregationEngine engine, InetSocketAddress bind) throws IOException {
         this.engine = engine;
@@ -186,7 +187,7 @@ public final class DataPlane implements AutoCloseable {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            bursts++;
+            bursts = bursts + 1; // event loop only; volatile for the log at close
             try {
                 transmitter.queue(out);
                 transmitter.flush();
@@ -207,13 +208,14 @@ public final class DataPlane implements AutoCloseable {
     /** Closes the socket and stops the thread, each within a deadline; never throws. */
     @Override
     public void close() {
-        LOG.info("switch data plane: {} datagrams in, {} read bursts, {} writes for {} datagrams out",
-                engine.counters().get(io.netreduce.netswitch.engine.SwitchCounters.Counter.PACKETS_IN), bursts,
-                transmitter.writes(), engine.counters().get(io.netreduce.netswitch.engine.SwitchCounters.Counter.PACKETS_OUT));
         if (!channel.close().awaitUninterruptibly(CLOSE_DEADLINE_MS, TimeUnit.MILLISECONDS)) {
             LOG.warn("switch data plane socket did not close within {} ms", CLOSE_DEADLINE_MS);
         }
         shutdownGroup();
+        // Read after the loop stopped: how well the I/O batched over the switch's life.
+        LOG.info("switch data plane stopped: {} datagrams in over {} read bursts, {} datagrams out in {} writes",
+                engine.counters().get(SwitchCounters.Counter.PACKETS_IN), bursts,
+                engine.counters().get(SwitchCounters.Counter.PACKETS_OUT), transmitter.writes());
     }
 
     private void shutdownGroup() {

@@ -51,7 +51,7 @@ final class Transmitter {
     /** Indices of the run being built. */
     private int[] run = new int[MAX_GSO_SEGMENTS];
     private boolean dirty;
-    private long writes;
+    private volatile long writes;
     /** Counts a write the kernel refused (a GSO run counts once: the packets are not known here). */
     private final ChannelFutureListener onWritten;
 
@@ -136,7 +136,7 @@ final class Transmitter {
         DatagramPacket packet = runLength == 1 ? new DatagramPacket(buf, to) : new SegmentedDatagramPacket(buf, segment, to);
         channel.write(packet, channel.newPromise().addListener(onWritten));
         dirty = true;
-        writes++;
+        writes = writes + 1; // event loop only; volatile for the log at close
     }
 
     /** Datagrams or GSO super-datagrams written so far. */
