@@ -53,9 +53,11 @@ import java.util.concurrent.TimeUnit;
  * epoll is unavailable (not Linux) the same pipeline runs on Netty's NIO transport, one
  * datagram per system call.
  *
- * <p>The socket does not enable UDP GRO: Netty reads GRO's segment size only on its
- * one-message {@code recvmsg} path, while {@code recvmmsg} batches whatever the senders
+ * <p>By default the socket does not enable UDP GRO: Netty reads GRO's segment size only on
+ * its one-message {@code recvmsg} path, while {@code recvmmsg} batches whatever the senders
  * do (the kernel cuts a soft provider's GSO super-datagrams into datagrams on arrival).
+ * {@link #GRO_PROPERTY} selects GRO; {@link #GSO_PROPERTY} turns GSO off (docs/switch.md
+ * has the measurements behind the defaults).
  *
  * <p>Hostile input never stops the switch: the engine counts every bad datagram, anything
  * else a datagram could provoke is caught, logged and the loop goes on.
