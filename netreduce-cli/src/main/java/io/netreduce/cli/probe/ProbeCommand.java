@@ -1,0 +1,7 @@
+package io.netreduce.cli.probe;
+
+import picocli.CommandLine.Command;
+
+@Command(name = "probe", mixinStandardHelpOptions = true, description = "TODO")
+public final class ProbeCommand {
+}
