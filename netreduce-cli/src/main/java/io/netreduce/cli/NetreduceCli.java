@@ -69,7 +69,7 @@ public final class NetreduceCli implements Runnable {
     /** The configured command line: one-line errors, --verbose handled before execution. */
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new NetreduceCli());
-        cli.setUsageHelpAutoWidth(true);
+        cli.setUsageHelpWidth(100);
         cli.setExecutionStrategy(NetreduceCli::executeWithLogging);
         cli.setParameterExceptionHandler(NetreduceCli::onBadCommandLine);
         cli.setExecutionExceptionHandler(NetreduceCli::onFailure);
