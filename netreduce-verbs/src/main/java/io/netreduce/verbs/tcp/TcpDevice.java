@@ -1,0 +1,264 @@
+package io.netreduce.verbs.tcp;
+
+import io.netreduce.verbs.Access;
+import io.netreduce.verbs.CompletionQueue;
+import io.netreduce.verbs.Counter;
+import io.netreduce.verbs.Counters;
+import io.netreduce.verbs.Device;
+import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.ProtectionDomain;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.VerbsException;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A TCP "device": one listening socket on {@code options.localAddress():options.port()}
+ * (port 0 picks a free one; queue-pair endpoints carry the actual port). Each connected
+ * queue pair owns one TCP connection; this class accepts them and hands each to the queue
+ * pair its handshake names.
+ */
+final class TcpDevice implements Device {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpDevice.class);
+    /** How long an accepted socket may take to send its handshake. */
+    static final int HANDSHAKE_TIMEOUT_MS = 5_000;
+
+    private final DeviceOptions options;
+    private final ServerSocketChannel server;
+    private final InetSocketAddress boundAddress;
+    private final Thread acceptThread;
+    private final Counters counters = new Counters();
+    private final Map<Integer, TcpQueuePair> queuePairs = new ConcurrentHashMap<>();
+    private final List<AutoCloseable> children = new CopyOnWriteArrayList<>();
+    private final AtomicInteger nextQpn = new AtomicInteger(1);
+    private final AtomicInteger nextRegionId = new AtomicInteger(1);
+    /** Regions indexed by id, replaced on (rare) registration so lookups on the data path take no lock. */
+    private volatile TcpMemoryRegion[] regions = new TcpMemoryRegion[64];
+    private volatile boolean open = true;
+
+    TcpDevice(DeviceOptions options) {
+        this.options = options;
+        InetSocketAddress bind = new InetSocketAddress(options.localAddress(), options.port());
+        try {
+            server = ServerSocketChannel.open();
+            server.bind(bind, 64);
+            boundAddress = (InetSocketAddress) server.getLocalAddress();
+        } catch (IOException e) {
+            throw new VerbsException("tcp device cannot listen on " + bind + ": " + e.getMessage(), e);
+        }
+        acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
+        acceptThread.setDaemon(true);
+        acceptThread.start();
+        LOG.debug("tcp device listening on {}", boundAddress);
+    }
+
+    InetSocketAddress boundAddress() {
+        return boundAddress;
+    }
+
+    @Override
+    public String providerName() {
+        return TcpVerbsProvider.NAME;
+    }
+
+    @Override
+    public DeviceOptions options() {
+        return options;
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain() {
+        checkOpen();
+        TcpProtectionDomain pd = new TcpProtectionDomain(this);
+        children.add(pd);
+        return pd;
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int capacity) {
+        checkOpen();
+        TcpCompletionQueue cq = new TcpCompletionQueue(capacity);
+        children.add(cq);
+        return cq;
+    }
+
+    @Override
+    public Counters counters() {
+        return counters;
+    }
+
+    TcpQueuePair createQueuePair(TcpProtectionDomain pd, QpAttributes attributes) {
+        checkOpen();
+        int qpn = nextQpn.getAndIncrement();
+        if ((qpn & ~0xFFFFFF) != 0) {
+            throw new VerbsException("queue-pair numbers exhausted on " + boundAddress);
+        }
+        TcpQueuePair qp = new TcpQueuePair(this, pd, qpn, attributes);
+        queuePairs.put(qpn, qp);
+        return qp;
+    }
+
+    void forget(TcpQueuePair qp) {
+        queuePairs.remove(qp.qpn());
+    }
+
+    synchronized TcpMemoryRegion register(TcpProtectionDomain pd, ByteBuffer buffer, Set<Access> access) {
+        checkOpen();
+        int id = nextRegionId.getAndIncrement();
+        if (id >= (1 << 30)) {
+            throw new VerbsException("memory-region keys exhausted");
+        }
+        TcpMemoryRegion mr = new TcpMemoryRegion(pd, buffer, id, access);
+        TcpMemoryRegion[] table = regions;
+        if (id >= table.length) {
+            table = java.util.Arrays.copyOf(table, Math.max(table.length * 2, id + 1));
+        } else {
+            table = table.clone();
+        }
+        table[id] = mr;
+        regions = table;
+        return mr;
+    }
+
+    synchronized void unregister(TcpMemoryRegion mr) {
+        TcpMemoryRegion[] table = regions.clone();
+        if (mr.id() < table.length && table[mr.id()] == mr) {
+            table[mr.id()] = null;
+        }
+        regions = table;
+    }
+
+    /** The open region a key names, or null. Allocation-free: used for every RDMA WRITE. */
+    TcpMemoryRegion regionByKey(int key) {
+        int id = TcpMemoryRegion.idOfKey(key);
+        TcpMemoryRegion[] table = regions;
+        if (id <= 0 || id >= table.length) {
+            return null;
+        }
+        TcpMemoryRegion mr = table[id];
+        return mr != null && mr.isOpen() ? mr : null;
+    }
+
+    private void acceptLoop() {
+        while (open) {
+            SocketChannel channel;
+            try {
+                channel = server.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                if (open) {
+                    LOG.warn("tcp device {}: accept failed", boundAddress, e);
+                }
+                continue;
+            }
+            try {
+                handshake(channel);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("tcp device {}: dropped incoming connection from {}: {}", boundAddress,
+                        remoteOf(channel), e.toString());
+                closeQuietly(channel);
+            }
+        }
+    }
+
+    /** Reads the dialer's HELLO, finds the queue pair it names and answers ACCEPT or REJECT. */
+    private void handshake(SocketChannel channel) throws IOException {
+        channel.socket().setSoTimeout(HANDSHAKE_TIMEOUT_MS);
+        byte[] bytes = new byte[Handshake.LENGTH];
+        try {
+            new DataInputStream(channel.socket().getInputStream()).readFully(bytes);
+        } catch (SocketTimeoutException e) {
+            throw new IOException("no handshake within " + HANDSHAKE_TIMEOUT_MS + " ms", e);
+        }
+        ByteBuffer hello = ByteBuffer.wrap(bytes);
+        String bad = Handshake.validate(hello);
+        if (bad != null || Handshake.kind(hello) != Handshake.KIND_HELLO) {
+            counters.increment(Counter.DROP_MALFORMED);
+            throw new IOException(bad != null ? bad : "expected HELLO, got kind " + Handshake.kind(hello));
+        }
+        int source = Handshake.sourceQpn(hello);
+        int target = Handshake.targetQpn(hello);
+        TcpQueuePair qp = queuePairs.get(target);
+        int reason = qp == null ? Handshake.REASON_UNKNOWN_QP : qp.offerIncoming(channel, source);
+        if (reason == Handshake.REASON_UNKNOWN_QP) {
+            counters.increment(Counter.DROP_UNKNOWN_QP);
+        }
+        short kind = reason == Handshake.REASON_NONE ? Handshake.KIND_ACCEPT : Handshake.KIND_REJECT;
+        ByteBuffer reply = Handshake.encode(kind, target, source, reason);
+        while (reply.hasRemaining()) {
+            channel.write(reply);
+        }
+        if (reason != Handshake.REASON_NONE) {
+            LOG.info("tcp device {}: rejected connection from {} (QP {}) to QP {}: {}", boundAddress,
+                    remoteOf(channel), source, target, Handshake.reasonText(reason));
+            closeQuietly(channel);
+        }
+    }
+
+    static Object remoteOf(SocketChannel channel) {
+        try {
+            return channel.getRemoteAddress();
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.debug("close of {} failed", c, e);
+        }
+    }
+
+    private void checkOpen() {
+        if (!open) {
+            throw new VerbsException("tcp device " + boundAddress + " is closed");
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        closeQuietly(server);
+        for (AutoCloseable c : children) {
+            closeQuietly(c);
+        }
+        for (TcpQueuePair qp : queuePairs.values()) {
+            closeQuietly(qp);
+        }
+        children.clear();
+        try {
+            acceptThread.join(2_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.debug("tcp device {} closed; counters {}", boundAddress, counters);
+    }
+
+    @Override
+    public String toString() {
+        return "tcp device " + boundAddress;
+    }
+}

@@ -1,0 +1,979 @@
+package io.netreduce.verbs.tcp;
+
+import io.netreduce.verbs.Access;
+import io.netreduce.verbs.Counter;
+import io.netreduce.verbs.Counters;
+import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.QpEndpoint;
+import io.netreduce.verbs.QpState;
+import io.netreduce.verbs.QueuePair;
+import io.netreduce.verbs.RecvRequest;
+import io.netreduce.verbs.ScatterGatherList;
+import io.netreduce.verbs.SendOpcode;
+import io.netreduce.verbs.SendRequest;
+import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.WcOpcode;
+import io.netreduce.verbs.WcStatus;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An RC queue pair carried by one TCP connection.
+ *
+ * <p>Two threads per connected queue pair. The <em>writer</em> is the only thread that
+ * writes to the socket: it sends request frames as one gathering write of
+ * {@code [header, SGE views...]} straight from the registered buffers, and the ACK/NAK
+ * frames the reader asks for. The <em>reader</em> never blocks on anything but the socket:
+ * it scatters each SEND's payload straight into the posted RECV's buffers (or an RDMA
+ * WRITE's into the target region) and turns ACKs and NAKs into send completions. Keeping
+ * every socket write on one thread is what makes bidirectional bulk traffic deadlock-free.
+ *
+ * <p>Reliability follows RC: a send completes when the peer acknowledged it; a SEND that
+ * finds no RECV is answered with an RNR NAK and retransmitted (with every later request)
+ * after the responder's RNR timer, up to {@code rnrRetry} times (7 = forever); remote
+ * access and length errors are NAKed and put both queue pairs in ERROR; a lost connection
+ * fails the oldest outstanding send with RETRY_EXC_ERR and flushes the rest.
+ */
+final class TcpQueuePair implements QueuePair {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpQueuePair.class);
+    private static final int SKIP_BUFFER_BYTES = 64 * 1024;
+
+    private final TcpDevice device;
+    private final TcpProtectionDomain pd;
+    private final int qpn;
+    private final QpAttributes attributes;
+    private final TcpCompletionQueue sendCq;
+    private final TcpCompletionQueue recvCq;
+    private final Counters counters = new Counters();
+    private final QpEndpoint localEndpoint;
+
+    /** Guards queue indices, state and the connection hand-over; never held during socket I/O. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private volatile QpState state = QpState.INIT;
+    private volatile QpEndpoint remoteEndpoint;
+    private QpEndpoint connecting;
+    private boolean expectingIncoming;
+    private SocketChannel pendingIncoming;
+    private int pendingSourceQpn;
+    private SocketChannel channel;
+    private Thread readerThread;
+    private Thread writerThread;
+
+    // Send queue: [sendAcked, sendPosted) outstanding; [sendTransmitNext, sendPosted) not yet written.
+    private final SendSlot[] sendSlots;
+    private long sendPosted;
+    private long sendTransmitNext;
+    private long sendAcked;
+    private long rnrBackoffUntilNanos;
+
+    // Receive queue: [recvConsumed, recvPosted) posted and waiting.
+    private final RecvSlot[] recvSlots;
+    private long recvPosted;
+    private long recvConsumed;
+
+    // Control frames the reader wants the writer to send.
+    private boolean ackPending;
+    private int ackSequence;
+    private boolean nakPending;
+    private byte nakStatus;
+    private int nakSequence;
+    private int nakAux;
+
+    // Reader-thread state.
+    private long expectedSequence;
+    private boolean discarding;
+    private ByteBuffer skipBuffer;
+    private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
+
+    TcpQueuePair(TcpDevice device, TcpProtectionDomain pd, int qpn, QpAttributes attributes) {
+        this.device = device;
+        this.pd = pd;
+        this.qpn = qpn;
+        this.attributes = attributes;
+        this.sendCq = (TcpCompletionQueue) attributes.sendCq();
+        this.recvCq = (TcpCompletionQueue) attributes.recvCq();
+        this.sendSlots = new SendSlot[attributes.maxSendWr()];
+        for (int i = 0; i < sendSlots.length; i++) {
+            sendSlots[i] = new SendSlot(attributes.maxSge());
+        }
+        this.recvSlots = new RecvSlot[attributes.maxRecvWr()];
+        for (int i = 0; i < recvSlots.length; i++) {
+            recvSlots[i] = new RecvSlot(attributes.maxSge());
+        }
+        int psn = attributes.initialPsn() >= 0 ? attributes.initialPsn() : ThreadLocalRandom.current().nextInt(1 << 24);
+        InetSocketAddress bound = device.boundAddress();
+        this.localEndpoint = new QpEndpoint(bound.getAddress(), bound.getPort(), qpn, psn);
+    }
+
+    @Override
+    public int qpn() {
+        return qpn;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public QpEndpoint localEndpoint() {
+        return localEndpoint;
+    }
+
+    @Override
+    public QpEndpoint remoteEndpoint() {
+        return remoteEndpoint;
+    }
+
+    @Override
+    public int mtu() {
+        return attributes.mtu();
+    }
+
+    @Override
+    public Counters counters() {
+        return counters;
+    }
+
+    // ------------------------------------------------------------------ connection set-up
+
+    /**
+     * Exactly one side dials: the one whose (address, port, qpn) is lower. The other side's
+     * device accepts the connection and hands it over by the QPN in the handshake, so both
+     * sides may call connect in either order.
+     */
+    @Override
+    public void connect(QpEndpoint remote, Duration timeout) {
+        Objects.requireNonNull(remote, "remote endpoint");
+        Objects.requireNonNull(timeout, "timeout");
+        long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+        boolean dialer = compare(localEndpoint, remote) < 0;
+        lock.lock();
+        try {
+            if (state != QpState.INIT || connecting != null) {
+                throw new VerbsException("QP " + qpn + " cannot connect to " + remote + ": it is " + state
+                        + (connecting != null ? " and already connecting to " + connecting : ""));
+            }
+            connecting = remote;
+            expectingIncoming = !dialer;
+        } finally {
+            lock.unlock();
+        }
+        SocketChannel ch = null;
+        try {
+            ch = dialer ? dial(remote, deadline, timeout) : awaitIncoming(remote, deadline, timeout);
+            install(ch, remote);
+        } catch (RuntimeException e) {
+            TcpDevice.closeQuietly(ch);
+            lock.lock();
+            try {
+                connecting = null;
+                expectingIncoming = false;
+            } finally {
+                lock.unlock();
+            }
+            throw e;
+        }
+    }
+
+    private SocketChannel dial(QpEndpoint remote, long deadline, Duration timeout) {
+        InetSocketAddress target = new InetSocketAddress(remote.address(), remote.port());
+        IOException last = null;
+        int attempts = 0;
+        while (true) {
+            long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (remainingMs <= 0 || state != QpState.INIT) {
+                throw new VerbsException("QP " + qpn + ": connecting to peer " + remote + " failed at step 'dial' "
+                        + "within " + timeout.toMillis() + " ms after " + attempts + " attempts"
+                        + (last != null ? ": " + last : "") + (state != QpState.INIT ? " (QP is " + state + ")" : ""));
+            }
+            attempts++;
+            SocketChannel ch = null;
+            try {
+                ch = SocketChannel.open();
+                ch.bind(new InetSocketAddress(localEndpoint.address(), 0));
+                ch.socket().connect(target, (int) Math.min(Integer.MAX_VALUE, remainingMs));
+                ch.write(Handshake.encode(Handshake.KIND_HELLO, qpn, remote.qpn(), Handshake.REASON_NONE));
+                ch.socket().setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                byte[] bytes = new byte[Handshake.LENGTH];
+                new DataInputStream(ch.socket().getInputStream()).readFully(bytes);
+                ch.socket().setSoTimeout(0);
+                ByteBuffer reply = ByteBuffer.wrap(bytes);
+                String bad = Handshake.validate(reply);
+                if (bad != null) {
+                    throw new VerbsException("QP " + qpn + ": peer " + remote + " answered the handshake wrongly: " + bad);
+                }
+                if (Handshake.kind(reply) != Handshake.KIND_ACCEPT) {
+                    throw new VerbsException("QP " + qpn + ": peer " + remote + " rejected the connection: "
+                            + Handshake.reasonText(Handshake.reason(reply)));
+                }
+                return ch;
+            } catch (ConnectException | SocketTimeoutException | EOFException e) {
+                // Refused (nothing listening yet), no answer in time, or dropped: retry until the deadline.
+                TcpDevice.closeQuietly(ch);
+                last = e;
+                sleepQuietly(Math.min(20, Math.max(1, remainingMs / 4)));
+            } catch (IOException e) {
+                TcpDevice.closeQuietly(ch);
+                throw new VerbsException("QP " + qpn + ": connecting to peer " + remote + " failed at step 'dial': " + e, e);
+            } catch (RuntimeException e) {
+                TcpDevice.closeQuietly(ch);
+                throw e;
+            }
+        }
+    }
+
+    private SocketChannel awaitIncoming(QpEndpoint remote, long deadline, Duration timeout) {
+        lock.lock();
+        try {
+            while (true) {
+                if (pendingIncoming != null) {
+                    SocketChannel ch = pendingIncoming;
+                    pendingIncoming = null;
+                    if (pendingSourceQpn == remote.qpn()) {
+                        expectingIncoming = false;
+                        return ch;
+                    }
+                    LOG.info("QP {}: dropping a connection from QP {} while waiting for {}", qpn, pendingSourceQpn, remote);
+                    TcpDevice.closeQuietly(ch);
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0 || state != QpState.INIT) {
+                    throw new VerbsException("QP " + qpn + ": connecting to peer " + remote + " failed at step 'accept': "
+                            + "the peer did not dial " + localEndpoint + " within " + timeout.toMillis() + " ms"
+                            + (state != QpState.INIT ? " (QP is " + state + ")" : ""));
+                }
+                changed.awaitNanos(remaining);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VerbsException("QP " + qpn + ": interrupted while waiting for peer " + remote, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Called by the device's accept thread with a connection whose HELLO names this QP. */
+    int offerIncoming(SocketChannel ch, int sourceQpn) {
+        lock.lock();
+        try {
+            if (state != QpState.INIT || channel != null || pendingIncoming != null
+                    || (connecting != null && !expectingIncoming)) {
+                return Handshake.REASON_NOT_CONNECTABLE;
+            }
+            if (connecting != null && connecting.qpn() != sourceQpn) {
+                return Handshake.REASON_WRONG_PEER;
+            }
+            pendingIncoming = ch;
+            pendingSourceQpn = sourceQpn;
+            changed.signalAll();
+            return Handshake.REASON_NONE;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void install(SocketChannel ch, QpEndpoint remote) {
+        try {
+            ch.configureBlocking(true);
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        } catch (IOException e) {
+            throw new VerbsException("QP " + qpn + ": configuring the connection to " + remote + " failed: " + e, e);
+        }
+        lock.lock();
+        try {
+            if (state != QpState.INIT) {
+                throw new VerbsException("QP " + qpn + " became " + state + " while connecting to " + remote);
+            }
+            channel = ch;
+            remoteEndpoint = remote;
+            state = QpState.READY;
+            readerThread = new Thread(this::readLoop, "tcp-verbs-qp" + qpn + "-reader");
+            writerThread = new Thread(this::writeLoop, "tcp-verbs-qp" + qpn + "-writer");
+            readerThread.setDaemon(true);
+            writerThread.setDaemon(true);
+            readerThread.start();
+            writerThread.start();
+        } finally {
+            lock.unlock();
+        }
+        LOG.debug("QP {} connected {} -> {}", qpn, localEndpoint, remote);
+    }
+
+    /** Orders endpoints by (address bytes, port, qpn) so both sides agree who dials. */
+    static int compare(QpEndpoint a, QpEndpoint b) {
+        int c = java.util.Arrays.compareUnsigned(a.address().getAddress(), b.address().getAddress());
+        if (c != 0) {
+            return c;
+        }
+        c = Integer.compare(a.port(), b.port());
+        return c != 0 ? c : Integer.compare(a.qpn(), b.qpn());
+    }
+
+    // ------------------------------------------------------------------ posting
+
+    @Override
+    public void postSend(SendRequest request) {
+        Objects.requireNonNull(request, "send request");
+        ScatterGatherList sgl = request.sgl();
+        long total = checkSgl(sgl, false, "send");
+        if (total > Integer.MAX_VALUE) {
+            throw new VerbsException("QP " + qpn + ": message of " + total + " bytes exceeds the 2 GiB limit");
+        }
+        lock.lock();
+        try {
+            if (state == QpState.ERROR) {
+                pushSend(request.wrId(), WcStatus.WR_FLUSH_ERR, request.opcode(), 0, "posted while the queue pair is in ERROR");
+                return;
+            }
+            if (state != QpState.READY) {
+                throw new VerbsException("QP " + qpn + " is " + state + ": connect it before posting sends");
+            }
+            if (sendPosted - sendAcked == sendSlots.length) {
+                throw new VerbsException("QP " + qpn + ": send queue full (" + sendSlots.length + " outstanding requests)");
+            }
+            SendSlot slot = sendSlots[(int) (sendPosted % sendSlots.length)];
+            slot.fill(request, (int) total);
+            sendPosted++;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void postRecv(RecvRequest request) {
+        Objects.requireNonNull(request, "receive request");
+        long total = checkSgl(request.sgl(), true, "receive");
+        lock.lock();
+        try {
+            if (state == QpState.ERROR) {
+                pushRecv(request.wrId(), WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
+                        "posted while the queue pair is in ERROR");
+                return;
+            }
+            if (state == QpState.CLOSED || state == QpState.RESET) {
+                throw new VerbsException("QP " + qpn + " is " + state + ": cannot post receives");
+            }
+            if (recvPosted - recvConsumed == recvSlots.length) {
+                throw new VerbsException("QP " + qpn + ": receive queue full (" + recvSlots.length + " posted requests)");
+            }
+            recvSlots[(int) (recvPosted % recvSlots.length)].fill(request, total);
+            recvPosted++;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Checks every SGE names an open region of this PD (with LOCAL_WRITE for receives); returns the total length. */
+    private long checkSgl(ScatterGatherList sgl, boolean receive, String what) {
+        if (sgl.count() > attributes.maxSge()) {
+            throw new VerbsException("QP " + qpn + ": " + what + " request has " + sgl.count()
+                    + " SGEs, the queue pair allows " + attributes.maxSge());
+        }
+        long total = 0;
+        for (int i = 0; i < sgl.count(); i++) {
+            MemoryRegion mr = sgl.region(i);
+            if (!(mr instanceof TcpMemoryRegion) || ((TcpMemoryRegion) mr).pd() != pd) {
+                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the " + what + " request uses lkey "
+                        + mr.lkey() + ", a memory region of another protection domain or device");
+            }
+            if (!((TcpMemoryRegion) mr).isOpen()) {
+                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the " + what + " request uses lkey "
+                        + mr.lkey() + ", which is deregistered");
+            }
+            if (receive && !mr.access().contains(Access.LOCAL_WRITE)) {
+                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the receive request uses lkey " + mr.lkey()
+                        + ", registered without LOCAL_WRITE access");
+            }
+            total += sgl.length(i);
+        }
+        return total;
+    }
+
+    // ------------------------------------------------------------------ writer thread
+
+    private void writeLoop() {
+        ByteBuffer control = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+        FrameHeader controlHeader = new FrameHeader().wrap(control);
+        SocketChannel ch = channel;
+        try {
+            while (true) {
+                SendSlot slot = null;
+                int sequence = 0;
+                boolean controlFrame = false;
+                lock.lock();
+                try {
+                    while (true) {
+                        if (state == QpState.CLOSED) {
+                            return;
+                        }
+                        if (ackPending) {
+                            ackPending = false;
+                            controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0);
+                            counters.increment(Counter.ACKS_SENT);
+                            controlFrame = true;
+                            break;
+                        }
+                        if (nakPending) {
+                            nakPending = false;
+                            controlHeader.set(FrameHeader.TYPE_NAK, nakStatus, nakSequence, 0, 0, 0, 0, nakAux);
+                            if (nakStatus == FrameHeader.STATUS_RNR) {
+                                counters.increment(Counter.RNR_NAKS_SENT);
+                            }
+                            controlFrame = true;
+                            break;
+                        }
+                        long backoff = rnrBackoffUntilNanos - System.nanoTime();
+                        if (state == QpState.READY && sendTransmitNext < sendPosted && backoff <= 0) {
+                            slot = sendSlots[(int) (sendTransmitNext % sendSlots.length)];
+                            sequence = (int) sendTransmitNext;
+                            sendTransmitNext++;
+                            break;
+                        }
+                        if (state == QpState.READY && sendTransmitNext < sendPosted) {
+                            changed.awaitNanos(backoff);
+                        } else {
+                            changed.await();
+                        }
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                // Counted before the write: the peer's ACK (and so the completion a user
+                // polls) may arrive before this thread returns from write().
+                if (controlFrame) {
+                    counters.increment(Counter.PACKETS_SENT);
+                    counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
+                    writeFully(ch, control);
+                } else {
+                    int n = slot.prepare(sequence);
+                    long total = FrameHeader.LENGTH + (long) slot.length;
+                    counters.increment(Counter.PACKETS_SENT);
+                    counters.add(Counter.BYTES_SENT, total);
+                    long written = 0;
+                    while (written < total) {
+                        written += ch.write(slot.iov, 0, n);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            connectionLost("write", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.error("QP {}: writer failed", qpn, e);
+            fail(WcStatus.GENERAL_ERR, "internal error in the writer: " + e);
+        }
+    }
+
+    private static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+    }
+
+    // ------------------------------------------------------------------ reader thread
+
+    private void readLoop() {
+        ByteBuffer headerBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+        FrameHeader header = new FrameHeader().wrap(headerBuffer);
+        SocketChannel ch = channel;
+        try {
+            while (true) {
+                headerBuffer.clear();
+                readFully(ch, headerBuffer);
+                counters.increment(Counter.PACKETS_RECEIVED);
+                counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
+                byte type = header.type();
+                if (type == FrameHeader.TYPE_ACK) {
+                    onAck(header.sequence());
+                } else if (type == FrameHeader.TYPE_NAK) {
+                    onNak(header.status(), header.sequence(), header.aux());
+                } else if (FrameHeader.isRequest(type) && header.length() >= 0) {
+                    onRequest(ch, header, type);
+                } else {
+                    counters.increment(Counter.DROP_MALFORMED);
+                    fail(WcStatus.GENERAL_ERR, "malformed frame from " + remoteEndpoint + ": "
+                            + FrameHeader.typeName(type) + ", length " + header.length());
+                    TcpDevice.closeQuietly(ch);
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            connectionLost("read", e);
+        } catch (RuntimeException e) {
+            LOG.error("QP {}: reader failed", qpn, e);
+            fail(WcStatus.GENERAL_ERR, "internal error in the reader: " + e);
+        }
+    }
+
+    private void onRequest(SocketChannel ch, FrameHeader header, byte type) throws IOException {
+        int sequence = header.sequence();
+        int length = header.length();
+        if (state != QpState.READY) {
+            counters.increment(Counter.DROP_BAD_STATE);
+            skip(ch, length);
+            return;
+        }
+        if (sequence != (int) expectedSequence) {
+            if (discarding) {
+                // Requests that followed one we NAKed: the requester will send them again.
+                counters.increment(Counter.DROP_OUT_OF_SEQUENCE);
+                skip(ch, length);
+                return;
+            }
+            throw new IOException("protocol violation: request sequence " + sequence + ", expected " + (int) expectedSequence);
+        }
+        discarding = false;
+        boolean write = FrameHeader.isWrite(type);
+        TcpMemoryRegion target = null;
+        long targetAddress = header.remoteAddress();
+        if (write) {
+            int rkey = header.rkey();
+            target = device.regionByKey(rkey);
+            if (target == null || target.pd() != pd || target.rkey() != rkey
+                    || !target.access().contains(Access.REMOTE_WRITE) || !target.covers(targetAddress, length)) {
+                skip(ch, length);
+                String why = target == null || target.pd() != pd || target.rkey() != rkey
+                        ? "no memory region with rkey 0x" + Integer.toHexString(rkey)
+                        : !target.access().contains(Access.REMOTE_WRITE) ? "region with rkey 0x" + Integer.toHexString(rkey)
+                                + " lacks REMOTE_WRITE access"
+                        : "range [0x" + Long.toHexString(targetAddress) + ", +" + length + ") lies outside the region";
+                nak(FrameHeader.STATUS_REMOTE_ACCESS, sequence, 0);
+                fail(null, "remote access error on an incoming RDMA WRITE: " + why);
+                return;
+            }
+        }
+        RecvSlot recv = null;
+        if (!write || FrameHeader.hasImmediate(type)) {
+            lock.lock();
+            try {
+                if (recvConsumed < recvPosted) {
+                    recv = recvSlots[(int) (recvConsumed % recvSlots.length)];
+                    recvConsumed++;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (recv == null) {
+                skip(ch, length);
+                discarding = true;
+                nak(FrameHeader.STATUS_RNR, sequence,
+                        (int) Math.min(Integer.MAX_VALUE, Math.max(1, attributes.minRnrTimer().toNanos() / 1000)));
+                return;
+            }
+        }
+        if (!write && length > recv.capacity) {
+            skip(ch, length);
+            pushRecv(recv.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, length, false, 0,
+                    "a " + length + "-byte message does not fit the posted " + recv.capacity + "-byte receive");
+            nak(FrameHeader.STATUS_INVALID_REQUEST, sequence, 0);
+            fail(null, "local length error: " + length + "-byte message for a " + recv.capacity + "-byte receive");
+            return;
+        }
+        try {
+            if (write) {
+                ByteBuffer view = writeTargetViews.get(target);
+                if (view == null) {
+                    view = target.newView();
+                    writeTargetViews.put(target, view);
+                }
+                int offset = (int) (targetAddress - target.address());
+                view.limit(offset + length).position(offset);
+                readFully(ch, view);
+            } else {
+                recv.scatterRead(ch, length);
+            }
+        } catch (IOException e) {
+            if (recv != null) {
+                pushRecv(recv.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
+                        "connection lost while receiving into this request");
+            }
+            throw e;
+        }
+        expectedSequence++;
+        counters.increment(Counter.MESSAGES_RECEIVED);
+        counters.add(Counter.BYTES_RECEIVED, length);
+        lock.lock();
+        try {
+            ackPending = true;
+            ackSequence = sequence;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (recv != null) {
+            boolean imm = FrameHeader.hasImmediate(type);
+            pushRecv(recv.wrId, WcStatus.SUCCESS, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, length,
+                    imm, imm ? header.immediate() : 0, null);
+        }
+    }
+
+    private void nak(byte status, int sequence, int aux) {
+        lock.lock();
+        try {
+            nakPending = true;
+            nakStatus = status;
+            nakSequence = sequence;
+            nakAux = aux;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void onAck(int sequence) {
+        lock.lock();
+        try {
+            ackUpTo(sequence);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Completes every outstanding send up to and including {@code sequence}. Caller holds the lock. */
+    private void ackUpTo(int sequence) {
+        if (state != QpState.READY) {
+            return;
+        }
+        int outstanding = (int) (sendTransmitNext - sendAcked);
+        int covered = sequence - (int) sendAcked + 1;
+        if (covered <= 0 || covered > outstanding) {
+            if (covered > outstanding) {
+                counters.increment(Counter.DROP_UNEXPECTED);
+            }
+            return;
+        }
+        for (int i = 0; i < covered; i++) {
+            SendSlot slot = sendSlots[(int) (sendAcked % sendSlots.length)];
+            sendAcked++;
+            counters.increment(Counter.MESSAGES_SENT);
+            if (slot.signaled) {
+                pushSend(slot.wrId, WcStatus.SUCCESS, slot.opcode, slot.length, null);
+            }
+        }
+        changed.signalAll();
+    }
+
+    private void onNak(byte status, int sequence, int aux) {
+        lock.lock();
+        try {
+            if (state != QpState.READY) {
+                return;
+            }
+            ackUpTo(sequence - 1); // a NAK acknowledges everything before it, as in RC
+            if (sequence != (int) sendAcked || sendAcked == sendTransmitNext) {
+                counters.increment(Counter.DROP_UNEXPECTED);
+                return;
+            }
+            SendSlot slot = sendSlots[(int) (sendAcked % sendSlots.length)];
+            if (status == FrameHeader.STATUS_RNR) {
+                counters.increment(Counter.RNR_NAKS_RECEIVED);
+                slot.rnrAttempts++;
+                if (attributes.rnrRetry() != QpAttributes.INFINITE_RETRY && slot.rnrAttempts > attributes.rnrRetry()) {
+                    failLocked(WcStatus.RNR_RETRY_EXC_ERR, "peer " + remoteEndpoint + " had no receive posted after "
+                            + attributes.rnrRetry() + " RNR retries");
+                    return;
+                }
+                // Go back: resend this request and all after it once the responder's RNR timer has run.
+                sendTransmitNext = sendAcked;
+                rnrBackoffUntilNanos = System.nanoTime() + aux * 1000L;
+                changed.signalAll();
+            } else if (status == FrameHeader.STATUS_REMOTE_ACCESS) {
+                failLocked(WcStatus.REM_ACCESS_ERR, "peer " + remoteEndpoint
+                        + " refused the RDMA WRITE (bad rkey, range or access rights)");
+            } else {
+                failLocked(WcStatus.REM_INV_REQ_ERR, "peer " + remoteEndpoint
+                        + " could not execute the request (e.g. it does not fit the posted receive)");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ errors and teardown
+
+    private void connectionLost(String step, IOException e) {
+        if (state == QpState.CLOSED) {
+            return;
+        }
+        String what = e instanceof EOFException ? "closed by the peer" : e.toString();
+        fail(WcStatus.RETRY_EXC_ERR, "connection to peer " + remoteEndpoint + " lost during " + step + ": " + what);
+        TcpDevice.closeQuietly(channel);
+    }
+
+    private void fail(WcStatus firstStatus, String detail) {
+        lock.lock();
+        try {
+            failLocked(firstStatus, detail);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves to ERROR: the oldest outstanding send completes with {@code firstStatus} (if
+     * given), every other outstanding send and receive is flushed. Caller holds the lock.
+     */
+    private void failLocked(WcStatus firstStatus, String detail) {
+        if (state == QpState.ERROR || state == QpState.CLOSED) {
+            return;
+        }
+        state = QpState.ERROR;
+        LOG.info("QP {} ({} -> {}) entered ERROR: {}", qpn, localEndpoint, remoteEndpoint, detail);
+        flushLocked(firstStatus, detail);
+    }
+
+    private void flushLocked(WcStatus firstStatus, String detail) {
+        boolean first = firstStatus != null;
+        while (sendAcked < sendPosted) {
+            SendSlot slot = sendSlots[(int) (sendAcked % sendSlots.length)];
+            sendAcked++;
+            pushSend(slot.wrId, first ? firstStatus : WcStatus.WR_FLUSH_ERR, slot.opcode, 0,
+                    first ? detail : "flushed: " + detail);
+            first = false;
+        }
+        sendTransmitNext = sendPosted;
+        while (recvConsumed < recvPosted) {
+            RecvSlot slot = recvSlots[(int) (recvConsumed % recvSlots.length)];
+            recvConsumed++;
+            pushRecv(slot.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0, "flushed: " + detail);
+        }
+        changed.signalAll();
+    }
+
+    private void pushSend(long wrId, WcStatus status, SendOpcode opcode, int length, String detail) {
+        WcOpcode op = opcode.isRdmaWrite() ? WcOpcode.RDMA_WRITE : WcOpcode.SEND;
+        if (!sendCq.push(wrId, status, op, length, false, 0, qpn, detail)) {
+            completionQueueOverflow("send");
+        }
+    }
+
+    private void pushRecv(long wrId, WcStatus status, WcOpcode opcode, int length, boolean hasImm, int imm,
+                          String detail) {
+        if (!recvCq.push(wrId, status, opcode, length, hasImm, imm, qpn, detail)) {
+            completionQueueOverflow("receive");
+        }
+    }
+
+    private void completionQueueOverflow(String which) {
+        counters.increment(Counter.DROP_QUEUE_FULL);
+        if (state == QpState.READY || state == QpState.INIT) {
+            LOG.error("QP {}: {} completion queue overflowed (capacity too small or not polled); the queue pair "
+                    + "enters ERROR", qpn, which);
+            // The lock is reentrant; flushing further completions into a full queue just counts drops.
+            fail(WcStatus.GENERAL_ERR, which + " completion queue overflow");
+        }
+    }
+
+    @Override
+    public void close() {
+        SocketChannel ch;
+        lock.lock();
+        try {
+            if (state == QpState.CLOSED) {
+                return;
+            }
+            if (state != QpState.ERROR) {
+                flushLocked(null, "queue pair closed");
+            }
+            state = QpState.CLOSED;
+            ch = channel;
+            TcpDevice.closeQuietly(pendingIncoming);
+            pendingIncoming = null;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        TcpDevice.closeQuietly(ch);
+        device.forget(this);
+        join(readerThread);
+        join(writerThread);
+        LOG.debug("QP {} closed; counters {}", qpn, counters);
+    }
+
+    private static void join(Thread t) {
+        if (t == null || t == Thread.currentThread()) {
+            return;
+        }
+        try {
+            t.join(2_000);
+            if (t.isAlive()) {
+                LOG.warn("{} did not stop within 2 s", t.getName());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ------------------------------------------------------------------ I/O helpers
+
+    static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            if (ch.read(b) < 0) {
+                throw new EOFException();
+            }
+        }
+    }
+
+    /** Consumes and drops {@code length} payload bytes (only on error and RNR paths). */
+    private void skip(SocketChannel ch, int length) throws IOException {
+        if (length <= 0) {
+            return;
+        }
+        if (skipBuffer == null) {
+            skipBuffer = ByteBuffer.allocateDirect(SKIP_BUFFER_BYTES);
+        }
+        int left = length;
+        while (left > 0) {
+            skipBuffer.clear().limit(Math.min(left, SKIP_BUFFER_BYTES));
+            readFully(ch, skipBuffer);
+            left -= skipBuffer.limit();
+        }
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new VerbsException("interrupted while connecting", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "tcp QP " + qpn + " " + localEndpoint + " -> " + remoteEndpoint + " " + state;
+    }
+
+    // ------------------------------------------------------------------ queue slots
+
+    /**
+     * One send-queue entry: a copy of the posted request plus the header buffer and the
+     * gathering-write vector used to transmit it. Views of the memory regions are cached per
+     * SGE position and only replaced when a post names a different region, so steady-state
+     * posting allocates nothing.
+     */
+    private static final class SendSlot {
+        final ScatterGatherList sgl;
+        final ByteBuffer headerBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+        final FrameHeader header = new FrameHeader().wrap(headerBuffer);
+        final ByteBuffer[] iov;
+        final TcpMemoryRegion[] viewRegions;
+        long wrId;
+        SendOpcode opcode;
+        int immediate;
+        long remoteAddress;
+        int rkey;
+        boolean signaled;
+        int length;
+        int rnrAttempts;
+
+        SendSlot(int maxSge) {
+            sgl = new ScatterGatherList(maxSge);
+            iov = new ByteBuffer[1 + maxSge];
+            viewRegions = new TcpMemoryRegion[maxSge];
+            iov[0] = headerBuffer;
+        }
+
+        void fill(SendRequest r, int total) {
+            wrId = r.wrId();
+            opcode = r.opcode();
+            immediate = r.immediate();
+            remoteAddress = r.remoteAddress();
+            rkey = r.rkey();
+            signaled = r.signaled();
+            length = total;
+            rnrAttempts = 0;
+            sgl.copyFrom(r.sgl());
+        }
+
+        /** Fills the header and points the vector at the payload; returns the vector length. Writer thread only. */
+        int prepare(int sequence) {
+            byte type;
+            switch (opcode) {
+                case SEND: type = FrameHeader.TYPE_SEND; break;
+                case SEND_WITH_IMM: type = FrameHeader.TYPE_SEND_IMM; break;
+                case RDMA_WRITE: type = FrameHeader.TYPE_WRITE; break;
+                default: type = FrameHeader.TYPE_WRITE_IMM; break;
+            }
+            header.set(type, (byte) 0, sequence, length, immediate, remoteAddress, rkey, 0);
+            for (int i = 0; i < sgl.count(); i++) {
+                TcpMemoryRegion mr = (TcpMemoryRegion) sgl.region(i);
+                if (viewRegions[i] != mr) {
+                    viewRegions[i] = mr;
+                    iov[1 + i] = mr.newView();
+                }
+                int offset = sgl.offset(i);
+                iov[1 + i].limit(offset + sgl.length(i)).position(offset);
+            }
+            return 1 + sgl.count();
+        }
+    }
+
+    /** One receive-queue entry with its scattering-read vector (views cached as in {@link SendSlot}). */
+    private static final class RecvSlot {
+        final ScatterGatherList sgl;
+        final ByteBuffer[] iov;
+        final TcpMemoryRegion[] viewRegions;
+        long wrId;
+        long capacity;
+
+        RecvSlot(int maxSge) {
+            sgl = new ScatterGatherList(maxSge);
+            iov = new ByteBuffer[maxSge];
+            viewRegions = new TcpMemoryRegion[maxSge];
+        }
+
+        void fill(RecvRequest r, long total) {
+            wrId = r.wrId();
+            capacity = total;
+            sgl.copyFrom(r.sgl());
+        }
+
+        /** Reads exactly {@code length} bytes from the socket into the SGEs, in order. Reader thread only. */
+        void scatterRead(SocketChannel ch, int length) throws IOException {
+            int left = length;
+            int n = 0;
+            for (int i = 0; i < sgl.count() && left > 0; i++) {
+                TcpMemoryRegion mr = (TcpMemoryRegion) sgl.region(i);
+                if (viewRegions[i] != mr) {
+                    viewRegions[i] = mr;
+                    iov[i] = mr.newView();
+                }
+                int take = Math.min(left, sgl.length(i));
+                int offset = sgl.offset(i);
+                iov[i].limit(offset + take).position(offset);
+                left -= take;
+                n = i + 1;
+            }
+            long read = 0;
+            while (read < length) {
+                long r = ch.read(iov, 0, n);
+                if (r < 0) {
+                    throw new EOFException();
+                }
+                read += r;
+            }
+        }
+    }
+}
