@@ -71,14 +71,23 @@ public final class CliRun {
 
     /** Fails if any process started by this run (the command or its children) still exists. */
     public void assertNothingLeftBehind() throws InterruptedException {
+        assertNothingLeftBehind(marker);
+    }
+
+    /** Processes whose command line contains {@code marker}. */
+    static List<String> processesWith(String marker) {
+        return ProcessHandle.allProcesses()
+                .filter(h -> h.info().commandLine().or(() -> h.info().arguments().map(a -> String.join(" ", a)))
+                        .map(c -> c.contains(marker)).orElse(false))
+                .map(h -> h.pid() + " " + h.info().commandLine().orElse("?"))
+                .toList();
+    }
+
+    static void assertNothingLeftBehind(String marker) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         List<String> left;
         do {
-            left = ProcessHandle.allProcesses()
-                    .filter(h -> h.info().commandLine().or(() -> h.info().arguments().map(a -> String.join(" ", a)))
-                            .map(c -> c.contains(marker)).orElse(false))
-                    .map(h -> h.pid() + " " + h.info().commandLine().orElse("?"))
-                    .toList();
+            left = processesWith(marker);
             if (left.isEmpty()) {
                 return;
             }
