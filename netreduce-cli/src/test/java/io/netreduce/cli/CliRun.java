@@ -37,6 +37,11 @@ public final class CliRun {
     }
 
     public static CliRun run(Duration timeout, String... args) {
+        return start(args).await(timeout);
+    }
+
+    /** Starts the command without waiting, e.g. to interrupt it. */
+    public static Running start(String... args) {
         String marker = "-Dnetreduce.test.marker=" + UUID.randomUUID();
         List<String> cmd = new ArrayList<>(List.of(
                 ProcessHandle.current().info().command().orElse("java"),
@@ -45,27 +50,63 @@ public final class CliRun {
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("NETREDUCE_CHILD_JAVA_OPTS", marker);
-        long start = System.nanoTime();
         try {
             Process p = pb.start();
             p.getOutputStream().close();
-            Capture out = new Capture(p.getInputStream());
-            Capture err = new Capture(p.getErrorStream());
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
-                p.waitFor(5, TimeUnit.SECONDS);
-                fail("netreduce " + String.join(" ", args) + " did not finish within " + timeout.toSeconds()
-                        + " s; stderr so far:\n" + err.text());
-            }
-            out.joinQuietly();
-            err.joinQuietly();
-            return new CliRun(p.exitValue(), out.text(), err.text(), marker, Duration.ofNanos(System.nanoTime() - start));
+            return new Running(p, marker, String.join(" ", args));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
+        }
+    }
+
+    /** A command started by {@link #start}. */
+    public static final class Running {
+        public final Process process;
+        public final String marker;
+        private final String args;
+        private final long start = System.nanoTime();
+        private final Capture out;
+        private final Capture err;
+
+        Running(Process process, String marker, String args) {
+            this.process = process;
+            this.marker = marker;
+            this.args = args;
+            this.out = new Capture(process.getInputStream());
+            this.err = new Capture(process.getErrorStream());
+        }
+
+        /** Processes of this run still alive: the command and its children. */
+        public List<String> processes() {
+            return processesWith(marker);
+        }
+
+        public String stderrSoFar() {
+            return err.text();
+        }
+
+        /** Sends SIGINT, as Ctrl-C does. */
+        public void interrupt() throws IOException, InterruptedException {
+            new ProcessBuilder("kill", "-INT", String.valueOf(process.pid())).start().waitFor(5, TimeUnit.SECONDS);
+        }
+
+        public CliRun await(Duration timeout) {
+            try {
+                if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.descendants().forEach(ProcessHandle::destroyForcibly);
+                    process.destroyForcibly();
+                    process.waitFor(5, TimeUnit.SECONDS);
+                    fail("netreduce " + args + " did not finish within " + timeout.toSeconds()
+                            + " s; stderr so far:\n" + err.text());
+                }
+                out.joinQuietly();
+                err.joinQuietly();
+                return new CliRun(process.exitValue(), out.text(), err.text(), marker,
+                        Duration.ofNanos(System.nanoTime() - start));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
         }
     }
 

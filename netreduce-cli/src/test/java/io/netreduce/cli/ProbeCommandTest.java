@@ -108,6 +108,23 @@ class ProbeCommandTest {
         }
     }
 
+    /** Ctrl-C while the --local server child runs: both processes go, the exit code says why. */
+    @Test
+    void ctrlCStopsTheServerChildToo() throws Exception {
+        CliRun.Running running = CliRun.start("probe", "bw", "--local", "--transport", "tcp", "--size", "64K",
+                "--iters", "100000000", "--timeout", "120");
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!running.stderrSoFar().contains("probe bw: 64 KiB") && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(2, running.processes().size(), "client and server should be running: " + running.processes()
+                + "\n" + running.stderrSoFar());
+        running.interrupt();
+        CliRun run = running.await(Duration.ofSeconds(30));
+        run.assertExit(ExitCode.INTERRUPTED);
+        run.assertNothingLeftBehind();
+    }
+
     @Test
     void portInUseIsOneLine() throws Exception {
         try (ServerSocket taken = new ServerSocket()) {
