@@ -71,7 +71,7 @@ public final class BenchCommand implements Callable<Integer> {
                     + "netreduce, a switch is started here when this is not given.")
     String switchAddress;
 
-    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "1024",
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "4096",
             description = "Path MTU. Default ${DEFAULT-VALUE}.")
     int mtu;
 

@@ -48,7 +48,7 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Seed of the injected loss (each rank derives its own). Default ${DEFAULT-VALUE}.")
     long lossSeed;
 
-    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "1024",
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "4096",
             description = "Path MTU: 256, 512, 1024, 2048 or 4096. Default ${DEFAULT-VALUE}.")
     int mtu;
 

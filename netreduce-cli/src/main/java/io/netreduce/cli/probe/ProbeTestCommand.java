@@ -56,7 +56,7 @@ abstract class ProbeTestCommand implements Callable<Integer> {
     @Option(names = "--warmup", paramLabel = "N", defaultValue = "100", description = "Unmeasured iterations before each size. Default ${DEFAULT-VALUE}.")
     int warmup;
 
-    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "1024", description = "Path MTU: 256, 512, 1024, 2048 or 4096. Default ${DEFAULT-VALUE}.")
+    @Option(names = {"-m", "--mtu"}, paramLabel = "BYTES", defaultValue = "4096", description = "Path MTU: 256, 512, 1024, 2048 or 4096. Default ${DEFAULT-VALUE}.")
     int mtu;
 
     @Option(names = {"-t", "--tx-depth"}, paramLabel = "N", defaultValue = "64", description = "bw: writes in flight. Default ${DEFAULT-VALUE}.")
