@@ -31,12 +31,18 @@ final class TcpCompletionQueue implements CompletionQueue {
         }
     }
 
-    /** Adds one completion; false if the queue is full or closed (the caller treats that as fatal). */
+    /**
+     * Adds one completion; false if the queue is full (the caller treats that as fatal). A
+     * closed queue swallows completions: nobody can poll them any more.
+     */
     boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate,
                  int immediate, int qpn, String detail) {
         lock.lock();
         try {
-            if (closed || tail - head == ring.length) {
+            if (closed) {
+                return true;
+            }
+            if (tail - head == ring.length) {
                 return false;
             }
             ring[(int) (tail % ring.length)].set(wrId, status, opcode, byteLength, hasImmediate, immediate, qpn,

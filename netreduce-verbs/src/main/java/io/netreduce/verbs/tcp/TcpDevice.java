@@ -242,11 +242,12 @@ final class TcpDevice implements Device {
         }
         open = false;
         closeQuietly(server);
-        for (AutoCloseable c : children) {
-            closeQuietly(c);
-        }
+        // Queue pairs first, so their flush completions still reach open completion queues.
         for (TcpQueuePair qp : queuePairs.values()) {
             closeQuietly(qp);
+        }
+        for (AutoCloseable c : children) {
+            closeQuietly(c);
         }
         children.clear();
         try {

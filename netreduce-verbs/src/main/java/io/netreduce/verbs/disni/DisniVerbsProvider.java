@@ -1,0 +1,42 @@
+package io.netreduce.verbs.disni;
+
+import io.netreduce.verbs.Device;
+import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.VerbsProvider;
+import java.util.Objects;
+
+/**
+ * Real RDMA (RoCE, InfiniBand, iWARP, or Soft-RoCE) through DiSNI 2.1's Java binding of
+ * libibverbs and librdmacm. Needs libdisni.so, rdma-core and an RDMA device; when any is
+ * missing {@link #unavailableReason()} says which and how to fix it, and {@link #open}
+ * fails at once with the same words.
+ */
+public final class DisniVerbsProvider implements VerbsProvider {
+    public static final String NAME = "disni";
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String description() {
+        return "real RDMA through DiSNI (libibverbs + librdmacm); needs libdisni.so and an RDMA device";
+    }
+
+    @Override
+    public String unavailableReason() {
+        return DisniAvailability.unavailableReason();
+    }
+
+    @Override
+    public Device open(DeviceOptions options) {
+        Objects.requireNonNull(options, "options");
+        String reason = unavailableReason();
+        if (reason != null) {
+            throw new VerbsException("verbs provider 'disni' cannot start: " + reason);
+        }
+        return new DisniDevice(options);
+    }
+}

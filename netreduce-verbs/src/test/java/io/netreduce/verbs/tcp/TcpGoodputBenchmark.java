@@ -1,0 +1,183 @@
+package io.netreduce.verbs.tcp;
+
+import io.netreduce.verbs.Access;
+import io.netreduce.verbs.CompletionQueue;
+import io.netreduce.verbs.Device;
+import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.ProtectionDomain;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.QueuePair;
+import io.netreduce.verbs.RecvRequest;
+import io.netreduce.verbs.SendOpcode;
+import io.netreduce.verbs.SendRequest;
+import io.netreduce.verbs.Verbs;
+import io.netreduce.verbs.WcStatus;
+import io.netreduce.verbs.WorkCompletion;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Single-connection goodput of the TCP provider on loopback, next to plain Java NIO over
+ * one socket as a same-run baseline (compare with iperf3 too; see docs/benchmarks-tcp.md).
+ *
+ * <pre>
+ * args: [send|write|nio] [messageBytes=1048576] [seconds=10] [window=8]
+ * </pre>
+ *
+ * "send" posts SENDs into posted RECVs, "write" posts RDMA WRITEs into one registered
+ * region, "nio" writes the same message size over a plain blocking SocketChannel. Payload
+ * bytes only (headers and ACKs are not counted). Prints one line of results.
+ */
+public final class TcpGoodputBenchmark {
+    private TcpGoodputBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "send";
+        int size = args.length > 1 ? Integer.parseInt(args[1]) : 1 << 20;
+        int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+        int window = args.length > 3 ? Integer.parseInt(args[3]) : 8;
+        long bytes;
+        long start = System.nanoTime();
+        long end = start + TimeUnit.SECONDS.toNanos(seconds);
+        if (mode.equals("nio")) {
+            bytes = nio(size, end);
+        } else {
+            bytes = verbs(mode.equals("write"), size, window, end);
+        }
+        double s = (System.nanoTime() - start) / 1e9;
+        System.out.printf("mode=%s size=%d window=%d seconds=%.2f bytes=%d goodput=%.3f GB/s (%.2f Gbit/s)%n",
+                mode, size, window, s, bytes, bytes / s / 1e9, bytes * 8 / s / 1e9);
+    }
+
+    private static long verbs(boolean rdmaWrite, int size, int window, long end) throws Exception {
+        DeviceOptions oa = DeviceOptions.builder().localAddress("127.0.0.10").port(0).build();
+        DeviceOptions ob = DeviceOptions.builder().localAddress("127.0.0.20").port(0).build();
+        try (Device a = Verbs.open("tcp", oa); Device b = Verbs.open("tcp", ob)) {
+            CompletionQueue cqa = a.createCompletionQueue(4 * window);
+            CompletionQueue cqb = b.createCompletionQueue(4 * window);
+            ProtectionDomain pda = a.allocateProtectionDomain();
+            ProtectionDomain pdb = b.allocateProtectionDomain();
+            QueuePair x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).maxSendWr(window).maxRecvWr(window).build());
+            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).maxSendWr(window).maxRecvWr(window).build());
+            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
+            x.connect(y.localEndpoint(), Duration.ofSeconds(10));
+            f.get(10, TimeUnit.SECONDS);
+            // Non-constant data: pages of one repeated value are merged and slow to rewrite.
+            ByteBuffer srcBuf = ByteBuffer.allocateDirect(window * size);
+            byte[] noise = new byte[srcBuf.capacity()];
+            new Random(1).nextBytes(noise);
+            srcBuf.put(noise).clear();
+            MemoryRegion src = pda.register(srcBuf, EnumSet.of(Access.LOCAL_WRITE));
+            ByteBuffer dstBuf = ByteBuffer.allocateDirect(window * size);
+            dstBuf.put(noise).clear();
+            MemoryRegion dst = pdb.register(dstBuf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
+            RecvRequest r = new RecvRequest();
+            if (!rdmaWrite) {
+                for (int i = 0; i < window; i++) {
+                    r.reset().wrId(i).sgl().add(dst, i * size, size);
+                    y.postRecv(r);
+                }
+            }
+            SendRequest s = new SendRequest();
+            WorkCompletion[] wcs = new WorkCompletion[window];
+            WorkCompletion[] recvWcs = new WorkCompletion[window];
+            for (int i = 0; i < window; i++) {
+                wcs[i] = new WorkCompletion();
+                recvWcs[i] = new WorkCompletion();
+                post(x, s, src, dst, rdmaWrite, i, size);
+            }
+            long completed = 0;
+            long posted = window;
+            boolean stopping = false;
+            while (completed < posted) {
+                stopping |= System.nanoTime() >= end;
+                // Block on send completions (never spin: this box has 2 cores). A send
+                // completes only after its message was delivered, so receives are reposted
+                // in time by polling their queue right after.
+                int n = cqa.poll(wcs, Duration.ofMillis(10));
+                if (!rdmaWrite) {
+                    int m = cqb.poll(recvWcs);
+                    for (int i = 0; i < m; i++) {
+                        check(recvWcs[i]);
+                        r.reset().wrId(recvWcs[i].wrId()).sgl().add(dst, (int) recvWcs[i].wrId() * size, size);
+                        y.postRecv(r);
+                    }
+                }
+                for (int i = 0; i < n; i++) {
+                    check(wcs[i]);
+                    completed++;
+                    if (!stopping) {
+                        post(x, s, src, dst, rdmaWrite, (int) wcs[i].wrId(), size);
+                        posted++;
+                    }
+                }
+            }
+            return completed * size;
+        }
+    }
+
+    private static void post(QueuePair qp, SendRequest s, MemoryRegion src, MemoryRegion dst, boolean rdmaWrite,
+                             int slot, int size) {
+        s.reset().wrId(slot).sgl().add(src, slot * size, size);
+        if (rdmaWrite) {
+            s.opcode(SendOpcode.RDMA_WRITE).remote(dst.address() + (long) slot * size, dst.rkey());
+        }
+        qp.postSend(s);
+    }
+
+    private static void check(WorkCompletion wc) {
+        if (wc.status() != WcStatus.SUCCESS) {
+            throw new IllegalStateException("benchmark completion failed: " + wc);
+        }
+    }
+
+    /** Plain NIO: one blocking socket, writer thread and reader thread, message-sized writes and reads. */
+    private static long nio(int size, long end) throws Exception {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress("127.0.0.20", 0));
+            SocketChannel client = SocketChannel.open(server.getLocalAddress());
+            SocketChannel accepted = server.accept();
+            ByteBuffer out = ByteBuffer.allocateDirect(size);
+            byte[] noise = new byte[size];
+            new Random(1).nextBytes(noise);
+            out.put(noise).clear();
+            Thread writer = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < end) {
+                        out.clear();
+                        while (out.hasRemaining()) {
+                            client.write(out);
+                        }
+                    }
+                    client.close();
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }, "nio-writer");
+            writer.start();
+            ByteBuffer in = ByteBuffer.allocateDirect(size);
+            long total = 0;
+            while (true) {
+                in.clear();
+                int n = accepted.read(in);
+                if (n < 0) {
+                    break;
+                }
+                total += n;
+            }
+            writer.join();
+            accepted.close();
+            return total;
+        }
+    }
+}
