@@ -31,6 +31,7 @@ final class BenchRunner {
             "algbw x 2(P-1)/P for every algorithm (nccl-tests all-reduce formula; for netreduce an equivalent-ring figure)";
 
     private final BenchCommand o;
+    private int joinedSize;
 
     BenchRunner(BenchCommand options) {
         this.o = options;
@@ -42,7 +43,7 @@ final class BenchRunner {
         if (rows == null) {
             return ExitCode.OK; // a rank other than 0: rank 0 prints
         }
-        return print(rows, o.local != null ? o.local : -1);
+        return print(rows, o.local != null ? o.local : joinedSize);
     }
 
     private List<Row> runLocal(Workload workload) throws Exception {
@@ -91,6 +92,7 @@ final class BenchRunner {
                 throw new CliException("asked for " + o.algorithm + " all-reduce but the group fell back to "
                         + comm.algorithm() + " (see the log above)");
             }
+            joinedSize = comm.size();
             FloatBuffer stats = FloatBuffer.allocate(7);
             new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
             return comm.rank() == 0 ? rows : null;
@@ -145,7 +147,7 @@ final class BenchRunner {
                     BUSBW_CONVENTION, paired, wrong, avgBusbw)));
         } else {
             out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks, algorithm %s, transport %s, MTU %d%n",
-                    ranks > 0 ? String.valueOf(ranks) : "joined", o.algorithm, o.transport, o.mtu);
+                    String.valueOf(ranks), o.algorithm, o.transport, o.mtu);
             out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d%n",
                     Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check);
             out.println("# busbw = " + BUSBW_CONVENTION);

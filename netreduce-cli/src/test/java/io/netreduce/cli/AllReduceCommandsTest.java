@@ -1,0 +1,149 @@
+package io.netreduce.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netreduce.verbs.Verbs;
+import io.netreduce.verbs.VerbsProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code demo} and {@code bench} run as real processes (the command, its worker processes,
+ * its switch), with small sizes so the suite stays quick on two cores. Every run's JSON is
+ * checked for shape and correctness, and every run must leave no process behind.
+ */
+@Timeout(240)
+class AllReduceCommandsTest {
+    private static final Duration T = Duration.ofSeconds(180);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SIZES = "4K-64K:4";
+    private static final long[] SIZE_LIST = {4096, 16384, 65536};
+
+    /** The soft RoCEv2 provider when it is on the class path (the switch needs it), else tcp. */
+    static String transport() {
+        List<String> names = Verbs.providers().stream().filter(p -> p.unavailableReason() == null)
+                .map(VerbsProvider::name).toList();
+        return names.contains("soft") ? "soft" : "tcp";
+    }
+
+    static List<String> algorithms() {
+        return transport().equals("soft") && SwitchAvailability.present() ? List.of("netreduce", "ring")
+                : List.of("ring");
+    }
+
+    @Test
+    void demoWithTwoRanks() throws Exception {
+        JsonNode doc = demo(2);
+        assertEquals(2, doc.get("ranks").asInt());
+    }
+
+    @Test
+    void demoWithFourRanks() throws Exception {
+        JsonNode doc = demo(4);
+        assertEquals(4, doc.get("ranks").asInt());
+    }
+
+    private JsonNode demo(int ranks, String... extra) throws Exception {
+        List<String> args = new ArrayList<>(List.of("demo", "--ranks", String.valueOf(ranks), "--sizes", SIZES,
+                "--iters", "2", "--warmup", "1", "--transport", transport(),
+                "--algorithms", String.join(",", algorithms()), "--json"));
+        args.addAll(List.of(extra));
+        CliRun run = CliRun.run(T, args.toArray(String[]::new));
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(0, doc.get("wrong_total").asLong(), run.describe());
+        for (String algorithm : algorithms()) {
+            JsonNode rows = doc.get("algorithms").get(algorithm);
+            assertEquals(SIZE_LIST.length, rows.size(), algorithm + ": " + run.stdout);
+            for (int i = 0; i < SIZE_LIST.length; i++) {
+                JsonNode r = rows.get(i);
+                assertEquals(SIZE_LIST[i], r.get("size").asLong());
+                assertEquals(SIZE_LIST[i] / 4, r.get("count").asLong());
+                assertEquals(0, r.get("wrong").asLong());
+                assertTrue(r.get("time_us").asDouble() > 0, r.toString());
+                double algbw = SIZE_LIST[i] / (r.get("time_us").asDouble() * 1e3);
+                assertEquals(algbw, r.get("algbw_gbps").asDouble(), algbw * 1e-9);
+                assertEquals(algbw * 2.0 * (ranks - 1) / ranks, r.get("busbw_gbps").asDouble(), algbw * 1e-9);
+                // A worker cannot take part in an all-reduce without sending at least its
+                // share of the tensor (ring: 2(P-1)/P of it; netreduce: all of it).
+                long wire = r.get("wire_bytes_per_worker").asLong();
+                double share = algorithm.equals("ring") ? 2.0 * (ranks - 1) / ranks : 1.0;
+                assertTrue(wire >= share * SIZE_LIST[i], algorithm + " " + r);
+            }
+        }
+        assertTrue(run.stderr.contains("demo: [" + SIZE_LIST.length * algorithms().size() + "/"), run.describe());
+        run.assertNothingLeftBehind();
+        return doc;
+    }
+
+    @Test
+    void benchLocalThreeRanksHasBothPlacements() throws Exception {
+        String algorithm = algorithms().get(0);
+        CliRun run = CliRun.run(T, "bench", "--local", "3", "--algorithm", algorithm, "--transport", transport(),
+                "-b", "4K", "-e", "16K", "-f", "2", "-n", "3", "-w", "1", "--json");
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(3, doc.get("ranks").asInt());
+        assertEquals(algorithm, doc.get("algorithm").asText());
+        JsonNode rows = doc.get("rows");
+        assertEquals(3, rows.size(), run.stdout);
+        double busbwSum = 0;
+        for (int i = 0; i < 3; i++) {
+            JsonNode r = rows.get(i);
+            assertEquals(4096L << i, r.get("size").asLong());
+            for (String placement : List.of("out_of_place", "in_place")) {
+                JsonNode p = r.get(placement);
+                assertEquals(placement.equals("in_place"), p.get("in_place").asBoolean());
+                assertEquals(0, p.get("wrong").asLong(), r.toString());
+                assertTrue(p.get("time_us").asDouble() > 0, r.toString());
+                busbwSum += p.get("busbw_gbps").asDouble();
+            }
+        }
+        assertEquals(busbwSum / 6, doc.get("avg_busbw_gbps").asDouble(), busbwSum * 1e-9);
+        run.assertNothingLeftBehind();
+    }
+
+    @Test
+    void benchTableHasTheFooter() throws Exception {
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring", "--transport", transport(),
+                "-b", "4K", "-e", "4K", "-n", "2", "-w", "0");
+        run.assertExit(ExitCode.OK);
+        assertTrue(run.stdout.contains("out-of-place") && run.stdout.contains("in-place"), run.describe());
+        assertTrue(run.stdout.contains("# Out of bounds values : 0 OK"), run.describe());
+        assertTrue(run.stdout.contains("# Avg bus bandwidth    : "), run.describe());
+        assertTrue(run.stdout.lines().anyMatch(l -> l.matches("\\s+4096\\s+1024\\s+float\\s+sum\\s+-1\\s.*")),
+                run.describe());
+        run.assertNothingLeftBehind();
+    }
+
+    /** Ctrl-C while the workers run: the command stops them all and exits 130. */
+    @Test
+    void ctrlCStopsEveryWorker() throws Exception {
+        CliRun.Running running = CliRun.start("demo", "--ranks", "3", "--sizes", "4K", "--iters", "100000",
+                "--algorithms", "ring", "--transport", transport());
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (running.processes().size() < 4 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(4, running.processes().size(), "the demo and its 3 workers: " + running.processes());
+        Thread.sleep(1000);
+        running.interrupt();
+        CliRun run = running.await(Duration.ofSeconds(30));
+        run.assertExit(ExitCode.INTERRUPTED);
+        run.assertNothingLeftBehind();
+    }
+
+    @Test
+    void badAlgorithmIsAUsageError() {
+        CliRun run = CliRun.run(T, "demo", "--algorithms", "butterfly");
+        run.assertExit(ExitCode.USAGE);
+        assertEquals(1, run.stderr.lines().count(), run.describe());
+        assertTrue(run.stderr.contains("butterfly"), run.describe());
+    }
+}
