@@ -1,0 +1,2 @@
+/** Cluster description (machines, GPUs, NICs, leaves, aggregating switches) and its link classes. */
+package io.netreduce.sim.topology;
