@@ -17,7 +17,7 @@ class CommandLineTest {
     @Test
     void everyCommandHasHelpWithExamples() {
         for (List<String> cmd : List.<List<String>>of(List.of(), List.of("demo"), List.of("bench"), List.of("switch"),
-                List.of("probe"), List.of("probe", "bw"), List.of("probe", "rtt"))) {
+                List.of("probe"), List.of("probe", "bw"), List.of("probe", "rtt"), List.of("simulate"))) {
             String[] args = concat(cmd, "--help");
             CliRun run = CliRun.run(T, args);
             run.assertExit(ExitCode.OK);
