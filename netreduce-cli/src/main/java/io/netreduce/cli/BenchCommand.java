@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
         footer = {
             "  netreduce bench --local 4 -b 4K -e 64M -f 2",
             "  netreduce bench --local 2 --algorithm ring -n 50 -w 10 --json",
-            "  netreduce bench --local 4 --switch 127.0.0.1:4791,127.0.0.1:9090   (a running switch)",
+            "  netreduce bench --local 4 --switch 127.0.0.100:4791,127.0.0.1:7100  (a running switch)",
             "  NETREDUCE_RANK=0 NETREDUCE_WORLD_SIZE=2 NETREDUCE_MASTER_ADDR=127.0.0.1 \\",
             "    NETREDUCE_MASTER_PORT=29500 netreduce bench                         (one rank of two)"
         })

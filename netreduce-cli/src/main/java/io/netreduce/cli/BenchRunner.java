@@ -62,10 +62,12 @@ final class BenchRunner {
             args.add("--verbose");
         }
         boolean needSwitch = o.algorithm.equals("netreduce");
-        try (DemoSwitch sw = needSwitch && o.switchAddress == null ? DemoSwitch.start(progress) : null) {
+        // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
+        boolean switchGiven = o.switchAddress != null || System.getenv("NETREDUCE_SWITCH") != null;
+        try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress) : null) {
             if (sw != null) {
                 args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
-            } else if (needSwitch) {
+            } else if (needSwitch && o.switchAddress != null) {
                 String[] parts = o.switchAddress.split(",");
                 args.addAll(List.of("--switch", parts[0]));
                 if (parts.length > 1) {

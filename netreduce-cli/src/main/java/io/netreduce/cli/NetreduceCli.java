@@ -35,7 +35,7 @@ import picocli.CommandLine.ScopeType;
             "  netreduce demo                   switch + 4 workers: all-reduce, verified, timed",
             "  netreduce bench --local 4 -b 1M -e 64M -f 2",
             "  netreduce probe bw --local --size 65536",
-            "  netreduce switch --data 127.0.0.1:4791 --control 127.0.0.1:9090",
+            "  netreduce switch --data 127.0.0.100:4791 --control 127.0.0.1:7100",
             "  netreduce simulate --gpus 64",
             "",
             "Exit codes: 0 ok, 1 failed, 2 bad command line, 3 wrong all-reduce results,",

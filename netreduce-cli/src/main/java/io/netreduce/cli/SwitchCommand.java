@@ -2,7 +2,9 @@ package io.netreduce.cli;
 
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code netreduce switch}: the software NetReduce switch as a long-running process. */
 @Command(name = "switch", mixinStandardHelpOptions = true, sortOptions = false,
@@ -14,15 +16,20 @@ import picocli.CommandLine.Option;
         footerHeading = "%nExamples:%n",
         footer = {
             "  netreduce switch",
-            "  netreduce switch --data 127.0.0.1:4791 --control 127.0.0.1:9090 --memory 512M",
-            "  curl -s http://127.0.0.1:9090/rings        (see docs/cli.md for the control plane)"
+            "  netreduce switch --data 127.0.0.100:4791 --control 127.0.0.1:7100 --memory 512M",
+            "  curl -s http://127.0.0.1:7100/rings          (rings and their state)",
+            "  NETREDUCE_SWITCH=127.0.0.100:4791 NETREDUCE_SWITCH_CONTROL=http://127.0.0.1:7100 \\",
+            "    netreduce bench --local 4                    (workers use this switch)"
         })
 public final class SwitchCommand implements Callable<Integer> {
-    @Option(names = "--data", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:4791",
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--data", paramLabel = "HOST:PORT", defaultValue = "127.0.0.100:4791",
             description = "UDP address for RoCEv2 datagrams. Default ${DEFAULT-VALUE}.")
     String data;
 
-    @Option(names = "--control", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9090",
+    @Option(names = "--control", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7100",
             description = "HTTP address of the control plane. Default ${DEFAULT-VALUE}.")
     String control;
 

@@ -59,7 +59,9 @@ public final class ProcessGroup implements AutoCloseable {
                     allDone = false;
                 } else if (code.get() != 0) {
                     p.drainOutput();
-                    String why = p.lastErrorLine();
+                    String why = p.lastErrorLine()
+                            // A netreduce child already printed one line; quote its message only.
+                            .replace(" (--verbose shows details)", "").replaceFirst("^netreduce [a-z]+: ", "");
                     throw new CliException(p.name() + " exited with code " + code.get()
                             + (why.isBlank() ? "" : ": " + why.strip()));
                 }
