@@ -1,6 +1,7 @@
 package io.netreduce.cli;
 
 import io.netreduce.cli.allreduce.LocalCluster;
+import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
 import io.netreduce.cli.allreduce.Progress;
 import io.netreduce.cli.allreduce.RankResult;
@@ -62,9 +63,10 @@ final class BenchRunner {
             args.add("--verbose");
         }
         boolean needSwitch = o.algorithm.equals("netreduce");
+        LoopbackSubnet subnet = LoopbackSubnet.pick();
         // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
         boolean switchGiven = o.switchAddress != null || System.getenv("NETREDUCE_SWITCH") != null;
-        try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress) : null) {
+        try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress, subnet) : null) {
             if (sw != null) {
                 args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
             } else if (needSwitch && o.switchAddress != null) {
@@ -75,7 +77,7 @@ final class BenchRunner {
                 }
             }
             progress.note("starting " + o.local + " rank processes (" + o.algorithm + ", " + o.transport + ")");
-            LocalCluster.run(o.local, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+            LocalCluster.run(o.local, subnet, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
         return results.rows();
     }

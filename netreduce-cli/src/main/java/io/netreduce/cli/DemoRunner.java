@@ -1,6 +1,7 @@
 package io.netreduce.cli;
 
 import io.netreduce.cli.allreduce.LocalCluster;
+import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.Progress;
 import io.netreduce.cli.allreduce.Results;
 import io.netreduce.cli.allreduce.Row;
@@ -32,14 +33,15 @@ final class DemoRunner {
         Progress progress = new Progress(System.err, "demo", workload.rowsPerAlgorithm() * o.algorithms.size());
         Results results = new Results(o.ranks, progress);
         List<String> args = workerArgs(workload);
-        try (DemoSwitch sw = o.algorithms.contains("netreduce") ? DemoSwitch.start(progress) : null) {
+        LoopbackSubnet subnet = LoopbackSubnet.pick();
+        try (DemoSwitch sw = o.algorithms.contains("netreduce") ? DemoSwitch.start(progress, subnet) : null) {
             if (sw != null) {
                 args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
             }
             progress.note("starting " + o.ranks + " worker processes (" + o.transport + " transport, MTU " + o.mtu
                     + (o.loss > 0 ? String.format(Locale.ROOT, ", %.4g%% injected loss, seed %d", o.loss * 100,
                     o.lossSeed) : "") + ")");
-            LocalCluster.run(o.ranks, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+            LocalCluster.run(o.ranks, subnet, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
         List<Row> rows = results.rows();
         Map<String, List<Row>> byAlgorithm = new LinkedHashMap<>();
@@ -116,6 +118,10 @@ final class DemoRunner {
         }
         if (!(o.loss >= 0 && o.loss < 1)) {
             throw new CliException("--loss must be in [0, 1): " + o.loss, ExitCode.USAGE, null);
+        }
+        if (o.loss > 0 && !o.transport.equals("soft")) {
+            throw new CliException("--loss needs --transport soft: '" + o.transport + "' carries no packets of "
+                    + "its own to drop", ExitCode.USAGE, null);
         }
         try {
             io.netreduce.verbs.QpAttributes.checkMtu(o.mtu);

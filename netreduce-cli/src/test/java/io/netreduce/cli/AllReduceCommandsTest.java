@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Timeout;
 class AllReduceCommandsTest {
     private static final Duration T = Duration.ofSeconds(180);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String SIZES = "4K-64K:4";
-    private static final long[] SIZE_LIST = {4096, 16384, 65536};
+    private static final long[] SIZE_LIST = {4096, 65536};
+    private static final long[] LOSS_SIZES = {4096, 262144};
 
     /** The soft RoCEv2 provider when it is on the class path (the switch needs it), else tcp. */
     static String transport() {
@@ -32,9 +32,9 @@ class AllReduceCommandsTest {
         return names.contains("soft") ? "soft" : "tcp";
     }
 
+    /** netreduce needs the soft provider (the switch splices RoCEv2 datagrams); ring runs on either. */
     static List<String> algorithms() {
-        return transport().equals("soft") && SwitchAvailability.present() ? List.of("netreduce", "ring")
-                : List.of("ring");
+        return transport().equals("soft") ? List.of("netreduce", "ring") : List.of("ring");
     }
 
     @Test
@@ -49,8 +49,52 @@ class AllReduceCommandsTest {
         assertEquals(4, doc.get("ranks").asInt());
     }
 
+    /** Seeded loss on every worker's egress: go-back-N repairs it, every result stays exact. */
+    @Test
+    void demoWithTwoRanksAndLoss() throws Exception {
+        assumeSoft();
+        JsonNode doc = demo(2, LOSS_SIZES, "--loss", "0.05", "--loss-seed", "11");
+        assertRetransmitted(doc);
+    }
+
+    @Test
+    void demoWithFourRanksAndLoss() throws Exception {
+        assumeSoft();
+        JsonNode doc = demo(4, LOSS_SIZES, "--loss", "0.05", "--loss-seed", "12");
+        assertRetransmitted(doc);
+    }
+
+    @Test
+    void lossNeedsThePacketTransport() {
+        CliRun run = CliRun.run(T, "demo", "--transport", "tcp", "--loss", "0.01");
+        run.assertExit(ExitCode.USAGE);
+        assertEquals(1, run.stderr.lines().count(), run.describe());
+        assertTrue(run.stderr.contains("--loss"), run.describe());
+    }
+
+    private static void assertRetransmitted(JsonNode doc) {
+        for (String algorithm : algorithms()) {
+            long retransmitted = 0;
+            for (JsonNode r : doc.get("algorithms").get(algorithm)) {
+                retransmitted += r.get("retransmitted_packets").asLong();
+            }
+            // Hundreds of packets at 5 % loss: no retransmission at all would mean no loss was injected.
+            assertTrue(retransmitted > 0, algorithm + ": no packet was retransmitted under 5 % loss: " + doc);
+        }
+    }
+
+    private static void assumeSoft() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(transport().equals("soft"),
+                "injected loss needs the soft provider, which is not on the class path");
+    }
+
     private JsonNode demo(int ranks, String... extra) throws Exception {
-        List<String> args = new ArrayList<>(List.of("demo", "--ranks", String.valueOf(ranks), "--sizes", SIZES,
+        return demo(ranks, SIZE_LIST, extra);
+    }
+
+    private JsonNode demo(int ranks, long[] sizeList, String... extra) throws Exception {
+        String sizes = String.join(",", java.util.Arrays.stream(sizeList).mapToObj(String::valueOf).toList());
+        List<String> args = new ArrayList<>(List.of("demo", "--ranks", String.valueOf(ranks), "--sizes", sizes,
                 "--iters", "2", "--warmup", "1", "--transport", transport(),
                 "--algorithms", String.join(",", algorithms()), "--json"));
         args.addAll(List.of(extra));
@@ -60,24 +104,24 @@ class AllReduceCommandsTest {
         assertEquals(0, doc.get("wrong_total").asLong(), run.describe());
         for (String algorithm : algorithms()) {
             JsonNode rows = doc.get("algorithms").get(algorithm);
-            assertEquals(SIZE_LIST.length, rows.size(), algorithm + ": " + run.stdout);
-            for (int i = 0; i < SIZE_LIST.length; i++) {
+            assertEquals(sizeList.length, rows.size(), algorithm + ": " + run.stdout);
+            for (int i = 0; i < sizeList.length; i++) {
                 JsonNode r = rows.get(i);
-                assertEquals(SIZE_LIST[i], r.get("size").asLong());
-                assertEquals(SIZE_LIST[i] / 4, r.get("count").asLong());
+                assertEquals(sizeList[i], r.get("size").asLong());
+                assertEquals(sizeList[i] / 4, r.get("count").asLong());
                 assertEquals(0, r.get("wrong").asLong());
                 assertTrue(r.get("time_us").asDouble() > 0, r.toString());
-                double algbw = SIZE_LIST[i] / (r.get("time_us").asDouble() * 1e3);
+                double algbw = sizeList[i] / (r.get("time_us").asDouble() * 1e3);
                 assertEquals(algbw, r.get("algbw_gbps").asDouble(), algbw * 1e-9);
                 assertEquals(algbw * 2.0 * (ranks - 1) / ranks, r.get("busbw_gbps").asDouble(), algbw * 1e-9);
                 // A worker cannot take part in an all-reduce without sending at least its
                 // share of the tensor (ring: 2(P-1)/P of it; netreduce: all of it).
                 long wire = r.get("wire_bytes_per_worker").asLong();
                 double share = algorithm.equals("ring") ? 2.0 * (ranks - 1) / ranks : 1.0;
-                assertTrue(wire >= share * SIZE_LIST[i], algorithm + " " + r);
+                assertTrue(wire >= share * sizeList[i], algorithm + " " + r);
             }
         }
-        assertTrue(run.stderr.contains("demo: [" + SIZE_LIST.length * algorithms().size() + "/"), run.describe());
+        assertTrue(run.stderr.contains("demo: [" + sizeList.length * algorithms().size() + "/"), run.describe());
         run.assertNothingLeftBehind();
         return doc;
     }

@@ -36,7 +36,7 @@ class ProbeCommandTest {
     @MethodSource("transports")
     void bandwidthLocalReportsEverySizeAndCleansUp(String transport) throws Exception {
         CliRun run = CliRun.run(T, "probe", "bw", "--local", "--transport", transport, "--size", "1K-16K:4",
-                "--iters", "200", "--warmup", "20", "--mtu", "1024", "--json");
+                "--iters", "100", "--warmup", "10", "--mtu", "1024", "--json");
         run.assertExit(ExitCode.OK);
         JsonNode doc = JSON.readTree(run.stdout);
         assertEquals("bw", doc.get("test").asText());
@@ -47,7 +47,7 @@ class ProbeCommandTest {
         for (int i = 0; i < 3; i++) {
             JsonNode r = rows.get(i);
             assertEquals(sizes[i], r.get("bytes").asLong());
-            assertEquals(200, r.get("iterations").asInt());
+            assertEquals(100, r.get("iterations").asInt());
             double avg = r.get("bw_average_mib_per_sec").asDouble();
             assertTrue(avg > 0 && r.get("bw_peak_mib_per_sec").asDouble() >= avg, r.toString());
             // Message rate and average bandwidth are two views of the same timing.
@@ -60,7 +60,7 @@ class ProbeCommandTest {
     @MethodSource("transports")
     void roundTripLocalHasOrderedStatistics(String transport) throws Exception {
         CliRun run = CliRun.run(T, "probe", "rtt", "--local", "--transport", transport, "--size", "64,4K",
-                "--iters", "300", "--warmup", "20", "--json");
+                "--iters", "100", "--warmup", "10", "--json");
         run.assertExit(ExitCode.OK);
         JsonNode rows = JSON.readTree(run.stdout).get("results");
         assertEquals(2, rows.size(), run.describe());
@@ -73,7 +73,7 @@ class ProbeCommandTest {
             double avg = r.get("t_avg_us").asDouble();
             assertTrue(0 < min && min <= typical && typical <= p99 && p99 <= p999 && p999 <= max, r.toString());
             assertTrue(min <= avg && avg <= max && r.get("t_stdev_us").asDouble() >= 0, r.toString());
-            assertEquals(300, r.get("iterations").asInt());
+            assertEquals(100, r.get("iterations").asInt());
         }
         run.assertNothingLeftBehind();
     }

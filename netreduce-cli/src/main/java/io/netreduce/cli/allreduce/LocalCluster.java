@@ -27,14 +27,15 @@ public final class LocalCluster {
      * Runs {@code netreduce worker ARGS} in {@code ranks} processes and waits (bounded)
      * until all exit; the group's cleanup stops the rest if one fails or on Ctrl-C.
      */
-    public static void run(int ranks, List<String> workerArgs, Map<String, String> extraEnv, Results results,
-                           Duration timeout, PrintStream err) throws InterruptedException {
+    public static void run(int ranks, LoopbackSubnet subnet, List<String> workerArgs, Map<String, String> extraEnv,
+                           Results results, Duration timeout, PrintStream err) throws InterruptedException {
         int masterPort = freeLoopbackPort();
         AtomicReference<RuntimeException> badLine = new AtomicReference<>();
         try (ProcessGroup group = new ProcessGroup()) {
             for (int rank = 0; rank < ranks; rank++) {
                 JvmCommand cmd = JvmCommand.named("rank " + rank).args("worker").args(workerArgs);
                 RendezvousEnv.forRank(rank, ranks, "127.0.0.1", masterPort).forEach(cmd::env);
+                cmd.env("NETREDUCE_LOCAL_ADDR", subnet.rank(rank));
                 extraEnv.forEach(cmd::env);
                 String prefix = "[rank " + rank + "] ";
                 group.start(cmd, line -> {
