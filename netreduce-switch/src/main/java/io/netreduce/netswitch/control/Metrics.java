@@ -1,0 +1,59 @@
+package io.netreduce.netswitch.control;
+
+import io.netreduce.netswitch.engine.AggregationEngine;
+import io.netreduce.netswitch.engine.DropReason;
+import io.netreduce.netswitch.engine.SwitchCounters;
+import io.netreduce.netswitch.engine.SwitchCounters.Counter;
+
+/** Renders the switch's counters in the Prometheus text exposition format (version 0.0.4). */
+final class Metrics {
+    private final AggregationEngine engine;
+
+    Metrics(AggregationEngine engine) {
+        this.engine = engine;
+    }
+
+    String render() {
+        SwitchCounters c = engine.counters();
+        StringBuilder b = new StringBuilder(4096);
+        counter(b, "netreduce_switch_packets_in_total", "RoCEv2 datagrams received", c.get(Counter.PACKETS_IN));
+        counter(b, "netreduce_switch_packets_out_total", "datagrams emitted (results, re-emissions, forwards)",
+                c.get(Counter.PACKETS_OUT));
+        counter(b, "netreduce_switch_aggregations_completed_total",
+                "packet positions whose rank bitmap filled and were summed", c.get(Counter.AGGREGATIONS_COMPLETED));
+        counter(b, "netreduce_switch_messages_completed_total", "messages whose every packet was summed",
+                c.get(Counter.MESSAGES_COMPLETED));
+        counter(b, "netreduce_switch_duplicates_total", "contributions that overwrote an earlier copy before completion",
+                c.get(Counter.DUPLICATES));
+        counter(b, "netreduce_switch_retransmitted_results_total",
+                "stored results re-emitted for a retransmitted packet", c.get(Counter.RETRANSMITTED_RESULTS));
+        counter(b, "netreduce_switch_stale_forwards_total", "packets older than the live window forwarded unchanged",
+                c.get(Counter.STALE_FORWARDS));
+        counter(b, "netreduce_switch_non_data_forwards_total", "ACK/NAK datagrams forwarded unchanged",
+                c.get(Counter.NON_DATA_FORWARDS));
+        b.append("# HELP netreduce_switch_drops_total datagrams dropped, by reason\n");
+        b.append("# TYPE netreduce_switch_drops_total counter\n");
+        for (DropReason r : DropReason.values()) {
+            b.append("netreduce_switch_drops_total{reason=\"").append(r.label()).append("\"} ")
+                    .append(c.drops(r)).append('\n');
+        }
+        long used = engine.memoryUsed();
+        gauge(b, "netreduce_switch_aggregator_memory_used_bytes", "aggregator memory reserved by rings", used);
+        gauge(b, "netreduce_switch_aggregator_memory_free_bytes", "aggregator memory budget still free",
+                engine.memoryBudget() - used);
+        gauge(b, "netreduce_switch_rings", "rings configured", engine.rings().size());
+        return b.toString();
+    }
+
+    private static void counter(StringBuilder b, String name, String help, long v) {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(" counter\n");
+        b.append(name).append(' ').append(v).append('\n');
+    }
+
+    private static void gauge(StringBuilder b, String name, String help, long v) {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(" gauge\n");
+        b.append(name).append(' ').append(v).append('\n');
+    }
+}

@@ -1,0 +1,87 @@
+package io.netreduce.netswitch.engine;
+
+import io.netreduce.verbs.roce.Icrc;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Writes the datagrams the engine sends into the caller's {@link OutputBatch}: unchanged
+ * forwards, and result packets built from a connection's own headers, the stored sum and a
+ * recomputed ICRC over that connection's canonical header. Owned by the datapath thread.
+ */
+final class Emitter {
+    private final CanonicalIcrc icrc = new CanonicalIcrc();
+    private final SwitchCounters counters;
+    private OutputBatch out;
+    private ByteBuffer in;
+    private int inOffset;
+    private int inLength;
+
+    Emitter(SwitchCounters counters) {
+        this.counters = counters;
+    }
+
+    void begin(OutputBatch batch, ByteBuffer datagram, int offset, int length) {
+        out = batch;
+        in = datagram;
+        inOffset = offset;
+        inLength = length;
+    }
+
+    void drop(DropReason reason) {
+        counters.drop(reason);
+    }
+
+    void count(SwitchCounters.Counter c) {
+        counters.increment(c);
+    }
+
+    /** True if the batch can take {@code n} more datagrams; counts an OUTPUT_FULL drop if not. */
+    boolean reserve(int n) {
+        if (out.remaining() < n) {
+            counters.drop(DropReason.OUTPUT_FULL);
+            return false;
+        }
+        return true;
+    }
+
+    /** Sends the current datagram on unchanged; its ICRC stays valid (same canonical header). */
+    void forwardUnchanged(Route route) {
+        if (!reserve(1)) {
+            return;
+        }
+        ByteBuffer b = out.next();
+        b.put(0, in, inOffset, inLength);
+        commit(route, inLength);
+    }
+
+    /** A result packet with headers taken from {@code headers[headerAt, +headerLength)}. */
+    void emitStored(Route route, byte[] headers, int headerAt, int headerLength, byte[] data, int dataAt, int dataLength) {
+        ByteBuffer b = out.next();
+        b.put(0, headers, headerAt, headerLength);
+        b.put(headerLength, data, dataAt, dataLength);
+        finish(route, b, headerLength + dataLength + Icrc.LENGTH);
+    }
+
+    /** A result packet with the current datagram's own first {@code headerLength} bytes as headers. */
+    void emitWithIncomingHeaders(Route route, int headerLength, byte[] data, int dataAt, int dataLength) {
+        ByteBuffer b = out.next();
+        b.put(0, in, inOffset, headerLength);
+        b.put(headerLength, data, dataAt, dataLength);
+        finish(route, b, headerLength + dataLength + Icrc.LENGTH);
+    }
+
+    private void finish(Route route, ByteBuffer b, int length) {
+        icrc.write(route.icrcTemplate, b, 0, length);
+        commit(route, length);
+    }
+
+    private void commit(Route route, int length) {
+        out.commit(route.forwardIp, route.forwardPort, length);
+        counters.increment(SwitchCounters.Counter.PACKETS_OUT);
+    }
+
+    boolean verifyIcrc(Route route) {
+        return icrc.verify(route.icrcTemplate, in, inOffset, inLength);
+    }
+}

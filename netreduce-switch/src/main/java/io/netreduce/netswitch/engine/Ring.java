@@ -1,0 +1,386 @@
+package io.netreduce.netswitch.engine;
+
+import io.netreduce.verbs.roce.Bth;
+import io.netreduce.verbs.roce.InaHeader;
+import io.netreduce.verbs.roce.Opcode;
+import io.netreduce.verbs.roce.Psn;
+import io.netreduce.verbs.roce.RoceFrame;
+
+import java.nio.ByteBuffer;
+
+/**
+ * One ring's aggregator array and its connections' lookup entries (design brief §4).
+ *
+ * <p>Memory is allocated once, at creation: 2N message slots (slot = msgId mod 2N); per slot
+ * and packet position a rank bitmap, P rank buffers and a result buffer of MTU bytes, and
+ * each rank's headers. Per rank connection and slot the CLT records the message and its first
+ * PSN, so a later packet finds its message and packet index from its connection and PSN alone.
+ *
+ * <p>Rules, in the order {@link #onSend} applies them:
+ * <ul>
+ *   <li>A first packet (SEND First/Only) carries the INA header; it must name this ring, the
+ *       connection's rank, the ring's dtype and a payload length the ring allows.</li>
+ *   <li>Its msgId m claims slot m mod 2N; the claim retires the message that held the slot
+ *       (m - 2N), which the host protocol proves every rank has received. A message at or
+ *       below the newest minus 2N is already retired: forwarded unchanged, the receiver
+ *       treats it as a duplicate and re-ACKs.</li>
+ *   <li>A later packet outside every live message of its connection is either older than
+ *       the retired boundary (stale: forwarded unchanged) or belongs to a message whose first
+ *       packet was lost (dropped: go-back-N resends it).</li>
+ *   <li>Buffers are stored, never accumulated: a duplicate overwrites its own buffer. When the
+ *       bitmap is full the lanes are summed in rank order into the result, which stays
+ *       immutable until the slot is reused; one packet per connection leaves with that
+ *       connection's own headers. A retransmission of a completed packet re-emits the stored
+ *       result on its own connection only and never reads its payload.</li>
+ * </ul>
+ * Only the datapath thread calls {@link #onSend}; the control plane reads the progress
+ * fields for display only.
+ */
+final class Ring {
+    final RingConfig config;
+    final int ringId;
+    private final int ranks;
+    private final int slots;
+    private final int window;
+    private final int maxPackets;
+    private final int mtu;
+    private final boolean fp32;
+    private final long fullMask;
+    /** How far (in PSNs) behind the retired boundary a packet still counts as a stale duplicate. */
+    private final int staleSpan;
+
+    /** Data routes by rank, set when connections register. */
+    final Route[] dataRoutes;
+
+    private final int[] slotMsg;
+    private final boolean[] slotActive;
+    private final int[] slotDataLength;
+    private final int[] slotPackets;
+    private final int[] slotDone;
+    private final long[] bitmap;
+    private final boolean[] complete;
+    /** Per slot, the summed bytes of every packet position, ready to emit ({@code maxPackets * mtu}). */
+    private final byte[][] results;
+    /** Rank buffers, then the sum, per packet position: index ((slot * maxPackets + j) * (P + 1) + rank). */
+    private final LaneStore lanes;
+    private final byte[][] headers;
+
+    private final boolean[] cltValid;
+    private final int[] cltMsg;
+    private final int[] cltFirstPsn;
+    private final boolean[] retired;
+    private final int[] retiredEnd;
+
+    private final InaHeader ina = new InaHeader();
+
+    private boolean started;
+    private int newestMsg;
+    private long messagesCompleted;
+    private long aggregationsCompleted;
+
+    Ring(RingConfig config) {
+        this.config = config;
+        this.ringId = config.ringId();
+        this.ranks = config.ranks();
+        this.slots = config.slots();
+        this.window = config.window();
+        this.maxPackets = config.packetsPerMessage();
+        this.mtu = config.mtu();
+        this.fp32 = config.dtype() == InaHeader.DTYPE_FP32;
+        this.fullMask = ranks == 64 ? -1L : (1L << ranks) - 1;
+        this.staleSpan = Math.max(1024, 2 * slots * maxPackets);
+        dataRoutes = new Route[ranks];
+        slotMsg = new int[slots];
+        slotActive = new boolean[slots];
+        slotDataLength = new int[slots];
+        slotPackets = new int[slots];
+        slotDone = new int[slots];
+        bitmap = new long[slots * maxPackets];
+        complete = new boolean[slots * maxPackets];
+        results = new byte[slots][maxPackets * mtu];
+        lanes = fp32 ? new LaneStore.Fp32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder())
+                : new LaneStore.Int32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder());
+        headers = new byte[slots][maxPackets * ranks * RingConfig.HEADER_CAPACITY];
+        cltValid = new boolean[ranks * slots];
+        cltMsg = new int[ranks * slots];
+        cltFirstPsn = new int[ranks * slots];
+        retired = new boolean[ranks];
+        retiredEnd = new int[ranks];
+    }
+
+    private int bufferAt(int s, int j, int rank) {
+        return (s * maxPackets + j) * (ranks + 1) + rank;
+    }
+
+    private int headerAt(int j, int rank) {
+        return (j * ranks + rank) * RingConfig.HEADER_CAPACITY;
+    }
+
+    private static int headerLength(int opcode, int j) {
+        return Bth.LENGTH + Opcode.extensionHeaderLength(opcode) + (j == 0 ? InaHeader.LENGTH : 0);
+    }
+
+    private int lanesLength(int s, int j) {
+        int packets = slotPackets[s];
+        int packetData = j < packets - 1 ? mtu : slotDataLength[s] - (packets - 1) * mtu;
+        return j == 0 ? packetData - InaHeader.LENGTH : packetData;
+    }
+
+    /** True if opcode and payload length fit position j of a message of {@code dataLength} bytes. */
+    private boolean positionFits(int opcode, int j, int packets, int payloadLength, int dataLength) {
+        boolean only = opcode == Opcode.SEND_ONLY || opcode == Opcode.SEND_ONLY_WITH_IMMEDIATE;
+        boolean last = opcode == Opcode.SEND_LAST || opcode == Opcode.SEND_LAST_WITH_IMMEDIATE;
+        if (packets == 1) {
+            return only && payloadLength == dataLength;
+        }
+        if (j == 0) {
+            return opcode == Opcode.SEND_FIRST && payloadLength == mtu;
+        }
+        if (j < packets - 1) {
+            return opcode == Opcode.SEND_MIDDLE && payloadLength == mtu;
+        }
+        return last && payloadLength == dataLength - (packets - 1) * mtu;
+    }
+
+    /** Handles one well-formed SEND packet that arrived on rank {@code route.rank}'s connection. */
+    void onSend(Route route, RoceFrame frame, Emitter em) {
+        final int rank = route.rank;
+        final ByteBuffer buf = frame.buffer();
+        final int opcode = frame.opcode();
+        final int psn = frame.bth().psn();
+        final int payloadOffset = frame.payloadOffset();
+        final int payloadLength = frame.payloadLength();
+        if (frame.bth().padCount() != 0) {
+            em.drop(DropReason.BAD_PAD);
+            return;
+        }
+        int s;
+        int j;
+        if (Opcode.isStart(opcode)) {
+            if (payloadLength < InaHeader.LENGTH) {
+                em.drop(DropReason.BAD_INA_HEADER);
+                return;
+            }
+            ina.wrap(buf, payloadOffset);
+            if (ina.version() != InaHeader.VERSION || ina.dtype() != config.dtype()) {
+                em.drop(DropReason.BAD_INA_HEADER);
+                return;
+            }
+            if (ina.ringId() != ringId) {
+                em.drop(DropReason.INA_RING_MISMATCH);
+                return;
+            }
+            if (ina.rank() != rank) {
+                em.drop(DropReason.INA_RANK_MISMATCH);
+                return;
+            }
+            int length = ina.payloadLength();
+            if (length <= 0 || length > config.messagePayloadLength() || (length & 3) != 0) {
+                em.drop(DropReason.INA_LENGTH_MISMATCH);
+                return;
+            }
+            final int msg = ina.msgId();
+            final int dataLength = InaHeader.LENGTH + length;
+            final int packets = (dataLength + mtu - 1) / mtu;
+            if (!positionFits(opcode, 0, packets, payloadLength, dataLength)) {
+                em.drop(DropReason.BAD_PACKET_LENGTH);
+                return;
+            }
+            if (started) {
+                int ahead = msg - newestMsg;
+                if (ahead <= -slots) {
+                    // Retired: every rank has this message's result, the receiver re-ACKs it.
+                    stale(route, em);
+                    return;
+                }
+                if (ahead > window) {
+                    em.drop(DropReason.MSG_OUT_OF_WINDOW);
+                    return;
+                }
+            }
+            s = Integer.remainderUnsigned(msg, slots);
+            if (slotActive[s] && slotMsg[s] == msg) {
+                if (slotDataLength[s] != dataLength) {
+                    em.drop(DropReason.INA_LENGTH_MISMATCH);
+                    return;
+                }
+            } else {
+                if (slotActive[s] && (msg - slotMsg[s] < 0 || slotDone[s] < slotPackets[s])) {
+                    // The host window forbids this: the slot's message is unfinished or newer.
+                    em.drop(DropReason.MSG_OUT_OF_WINDOW);
+                    return;
+                }
+                claim(s, msg, dataLength, packets);
+            }
+            int e = rank * slots + s;
+            if (cltValid[e]) {
+                if (cltFirstPsn[e] != psn) {
+                    em.drop(DropReason.INCONSISTENT_PSN);
+                    return;
+                }
+            } else {
+                cltValid[e] = true;
+                cltMsg[e] = msg;
+                cltFirstPsn[e] = psn;
+            }
+            j = 0;
+        } else {
+            s = -1;
+            int base = rank * slots;
+            for (int t = 0; t < slots; t++) {
+                if (cltValid[base + t] && Psn.inRange(psn, cltFirstPsn[base + t], slotPackets[t])) {
+                    s = t;
+                    break;
+                }
+            }
+            if (s < 0) {
+                missed(route, psn, em);
+                return;
+            }
+            j = Psn.diff(psn, cltFirstPsn[base + s]);
+            if (!positionFits(opcode, j, slotPackets[s], payloadLength, slotDataLength[s])) {
+                em.drop(DropReason.BAD_PACKET_LENGTH);
+                return;
+            }
+        }
+
+        final int pk = s * maxPackets + j;
+        final int hdrLength = headerLength(opcode, j);
+        final int laneBytes = lanesLength(s, j);
+        if (complete[pk]) {
+            if (em.reserve(1)) {
+                em.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS);
+                em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes);
+            }
+            return;
+        }
+        long bit = 1L << rank;
+        if ((bitmap[pk] & bit) != 0) {
+            em.count(SwitchCounters.Counter.DUPLICATES);
+        }
+        buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
+        lanes.store(buf, frame.offset() + hdrLength, laneBytes, bufferAt(s, j, rank));
+        long bits = bitmap[pk] | bit;
+        bitmap[pk] = bits;
+        if (bits == fullMask) {
+            completePacket(s, j, pk, laneBytes, em);
+        }
+    }
+
+    private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {
+        if (!em.reserve(ranks)) {
+            // Not completed: the next retransmission of any rank's packet completes it.
+            return;
+        }
+        byte[] d = results[s];
+        int result = j * mtu;
+        lanes.sum(bufferAt(s, j, 0), ranks, laneBytes, d, result);
+        complete[pk] = true;
+        aggregationsCompleted = aggregationsCompleted + 1;
+        em.count(SwitchCounters.Counter.AGGREGATIONS_COMPLETED);
+        if (++slotDone[s] == slotPackets[s]) {
+            messagesCompleted = messagesCompleted + 1;
+            em.count(SwitchCounters.Counter.MESSAGES_COMPLETED);
+        }
+        byte[] h = headers[s];
+        for (int q = 0; q < ranks; q++) {
+            int at = headerAt(j, q);
+            int opcode = h[at] & 0xFF;
+            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, result, laneBytes);
+        }
+    }
+
+    private void claim(int s, int msg, int dataLength, int packets) {
+        if (slotActive[s]) {
+            retire(s);
+        }
+        slotActive[s] = true;
+        slotMsg[s] = msg;
+        slotDataLength[s] = dataLength;
+        slotPackets[s] = packets;
+        slotDone[s] = 0;
+        int from = s * maxPackets;
+        java.util.Arrays.fill(bitmap, from, from + maxPackets, 0L);
+        java.util.Arrays.fill(complete, from, from + maxPackets, false);
+        if (!started || msg - newestMsg > 0) {
+            newestMsg = msg;
+            started = true;
+        }
+    }
+
+    /** Frees slot s: its message is older than every rank's window, its PSNs become stale. */
+    private void retire(int s) {
+        for (int r = 0; r < ranks; r++) {
+            int e = r * slots + s;
+            if (cltValid[e]) {
+                int end = Psn.add(cltFirstPsn[e], slotPackets[s]);
+                if (!retired[r] || Psn.isAfter(end, retiredEnd[r])) {
+                    retiredEnd[r] = end;
+                    retired[r] = true;
+                }
+                cltValid[e] = false;
+            }
+        }
+    }
+
+    /** A later packet outside every live message of its connection. */
+    private void missed(Route route, int psn, Emitter em) {
+        int rank = route.rank;
+        if (retired[rank]) {
+            int d = Psn.diff(psn, retiredEnd[rank]);
+            if (d < 0) {
+                if (d >= -staleSpan) {
+                    stale(route, em);
+                } else {
+                    em.drop(DropReason.PSN_OUT_OF_WINDOW);
+                }
+                return;
+            }
+        }
+        int reference = -1;
+        int newest = 0;
+        for (int t = 0; t < slots; t++) {
+            int e = rank * slots + t;
+            if (cltValid[e] && (reference < 0 || cltMsg[e] - newest > 0)) {
+                newest = cltMsg[e];
+                reference = cltFirstPsn[e];
+            }
+        }
+        if (reference < 0 && retired[rank]) {
+            reference = retiredEnd[rank];
+        }
+        if (reference >= 0 && Math.abs(Psn.diff(psn, reference)) > staleSpan) {
+            em.drop(DropReason.PSN_OUT_OF_WINDOW);
+        } else {
+            em.drop(DropReason.FIRST_PACKET_LOST);
+        }
+    }
+
+    private void stale(Route route, Emitter em) {
+        em.count(SwitchCounters.Counter.STALE_FORWARDS);
+        em.forwardUnchanged(route);
+    }
+
+    int registeredConnections() {
+        int n = 0;
+        for (Route r : dataRoutes) {
+            if (r != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    long messagesCompleted() {
+        return messagesCompleted;
+    }
+
+    long aggregationsCompleted() {
+        return aggregationsCompleted;
+    }
+
+    /** Newest msgId that claimed a slot, or null before the first message. */
+    Integer newestMessage() {
+        return started ? newestMsg : null;
+    }
+}

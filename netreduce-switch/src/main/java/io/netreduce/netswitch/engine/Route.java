@@ -1,0 +1,75 @@
+package io.netreduce.netswitch.engine;
+
+/**
+ * Where a datagram that arrives from {@code (source address, DestQP)} goes, and the canonical
+ * addresses its ICRC is computed over. A data route belongs to a ring connection (rank r to
+ * rank r+1) and feeds that ring's aggregators; an ACK route carries the receiver's ACKs and
+ * NAKs back to the sender and is only ever forwarded unchanged.
+ */
+public final class Route {
+    final Ring ring;
+    final int rank;
+    final boolean data;
+    final ConnectionSpec connection;
+    /** Next hop: the receiving host's address and port. */
+    final int forwardIp;
+    final int forwardPort;
+    /** Canonical header of the ICRC, see {@link IcrcAddressing}. */
+    final int icrcSrcIp;
+    final int icrcSrcPort;
+    final int icrcDstIp;
+    final int icrcDstPort;
+    /** Precomputed masked canonical header for {@link CanonicalIcrc}. */
+    final byte[] icrcTemplate;
+
+    private Route(Ring ring, ConnectionSpec c, boolean data) {
+        this.ring = ring;
+        this.rank = c.rank();
+        this.data = data;
+        this.connection = c;
+        if (data) {
+            forwardIp = c.dstIp();
+            forwardPort = c.dstPort();
+            icrcSrcIp = c.srcIp();
+            icrcSrcPort = IcrcAddressing.sourcePort(c.srcQpn());
+            icrcDstIp = c.dstIp();
+        } else {
+            forwardIp = c.srcIp();
+            forwardPort = c.srcPort();
+            icrcSrcIp = c.dstIp();
+            icrcSrcPort = IcrcAddressing.sourcePort(c.dstQpn());
+            icrcDstIp = c.srcIp();
+        }
+        icrcDstPort = forwardPort;
+        icrcTemplate = CanonicalIcrc.template(icrcSrcIp, icrcDstIp, icrcSrcPort, icrcDstPort);
+    }
+
+    static Route data(Ring ring, ConnectionSpec c) {
+        return new Route(ring, c, true);
+    }
+
+    static Route ack(Ring ring, ConnectionSpec c) {
+        return new Route(ring, c, false);
+    }
+
+    /** Lookup key of the datagrams this route carries: their source address and DestQP. */
+    long key() {
+        return data ? key(connection.srcIp(), connection.dstQpn()) : key(connection.dstIp(), connection.srcQpn());
+    }
+
+    static long key(int sourceIp, int destQp) {
+        return ((sourceIp & 0xFFFFFFFFL) << 24) | (destQp & 0xFFFFFF);
+    }
+
+    public boolean isData() {
+        return data;
+    }
+
+    public int forwardIp() {
+        return forwardIp;
+    }
+
+    public int forwardPort() {
+        return forwardPort;
+    }
+}

@@ -1,0 +1,55 @@
+package io.netreduce.netswitch.engine;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * Datapath counters. One thread (the datapath) writes with release stores and no
+ * read-modify-write; any thread (metrics, tests) reads. Plain {@code long} slots in an
+ * {@link AtomicLongArray}, so counting costs no allocation and no lock.
+ */
+public final class SwitchCounters {
+    public enum Counter {
+        PACKETS_IN, PACKETS_OUT, AGGREGATIONS_COMPLETED, MESSAGES_COMPLETED, DUPLICATES,
+        RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS
+    }
+
+    private static final int DROPS_BASE = Counter.values().length;
+    private final AtomicLongArray values = new AtomicLongArray(DROPS_BASE + DropReason.values().length);
+
+    void increment(Counter c) {
+        add(c.ordinal(), 1);
+    }
+
+    void add(Counter c, long n) {
+        add(c.ordinal(), n);
+    }
+
+    void drop(DropReason r) {
+        add(DROPS_BASE + r.ordinal(), 1);
+    }
+
+    /** Counts a drop decided outside the engine (e.g. the data plane's send failures). */
+    public void recordDrop(DropReason r) {
+        drop(r);
+    }
+
+    private void add(int i, long n) {
+        values.setRelease(i, values.getPlain(i) + n);
+    }
+
+    public long get(Counter c) {
+        return values.getAcquire(c.ordinal());
+    }
+
+    public long drops(DropReason r) {
+        return values.getAcquire(DROPS_BASE + r.ordinal());
+    }
+
+    public long totalDrops() {
+        long sum = 0;
+        for (DropReason r : DropReason.values()) {
+            sum += drops(r);
+        }
+        return sum;
+    }
+}

@@ -1,0 +1,583 @@
+package io.netreduce.netswitch.engine;
+
+import io.netreduce.netswitch.Delivered;
+import io.netreduce.netswitch.RingFixture;
+import io.netreduce.verbs.roce.Aeth;
+import io.netreduce.verbs.roce.Bth;
+import io.netreduce.verbs.roce.Icrc;
+import io.netreduce.verbs.roce.InaHeader;
+import io.netreduce.verbs.roce.Opcode;
+import io.netreduce.verbs.roce.Psn;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static io.netreduce.netswitch.engine.SwitchCounters.Counter.AGGREGATIONS_COMPLETED;
+import static io.netreduce.netswitch.engine.SwitchCounters.Counter.DUPLICATES;
+import static io.netreduce.netswitch.engine.SwitchCounters.Counter.MESSAGES_COMPLETED;
+import static io.netreduce.netswitch.engine.SwitchCounters.Counter.NON_DATA_FORWARDS;
+import static io.netreduce.netswitch.engine.SwitchCounters.Counter.RETRANSMITTED_RESULTS;
+import static io.netreduce.netswitch.engine.SwitchCounters.Counter.STALE_FORWARDS;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Engine rules (design brief §4) exercised with crafted packets, no I/O. */
+class AggregationEngineTest {
+    private static final int MTU = 256;
+
+    /** Engine plus the ring hosts, collecting everything the engine emits. */
+    private static final class Harness {
+        final AggregationEngine engine = new AggregationEngine(64L << 20);
+        final OutputBatch out = new OutputBatch(256, false);
+        final List<RingFixture> rings = new ArrayList<>();
+        final List<Delivered> delivered = new ArrayList<>();
+        /** Destinations and bytes of the last call's emissions. */
+        final List<int[]> lastDest = new ArrayList<>();
+        final List<byte[]> lastBytes = new ArrayList<>();
+
+        RingFixture ring(RingConfig c, int firstOctet, long seed) {
+            engine.createRing(c);
+            RingFixture f = new RingFixture(c, firstOctet, seed);
+            for (int r = 0; r < c.ranks(); r++) {
+                engine.addConnection(c.ringId(), f.connection(r));
+            }
+            rings.add(f);
+            delivered.add(new Delivered(f));
+            return f;
+        }
+
+        Delivered delivered(RingFixture f) {
+            return delivered.get(rings.indexOf(f));
+        }
+
+        void send(RingFixture f, int rank, ByteBuffer d) {
+            out.clear();
+            engine.process(f.ip[rank], d, 0, d.capacity(), out);
+            lastDest.clear();
+            lastBytes.clear();
+            for (int i = 0; i < out.size(); i++) {
+                byte[] b = new byte[out.length(i)];
+                out.buffer(i).get(0, b);
+                lastDest.add(new int[] {out.ip(i), out.port(i)});
+                lastBytes.add(b);
+                for (int k = 0; k < rings.size(); k++) {
+                    if (rings.get(k).rankOf(out.ip(i)) >= 0) {
+                        delivered.get(k).accept(out.ip(i), out.buffer(i), out.length(i));
+                    }
+                }
+            }
+        }
+
+        void sendAll(RingFixture f, int rank, List<ByteBuffer> packets) {
+            for (ByteBuffer d : packets) {
+                send(f, rank, d);
+            }
+        }
+
+        long count(SwitchCounters.Counter c) {
+            return engine.counters().get(c);
+        }
+
+        long drops(DropReason r) {
+            return engine.counters().drops(r);
+        }
+    }
+
+    private static RingConfig fp32(int ringId, int ranks, int window, int payload) {
+        return new RingConfig(ringId, ranks, window, payload, MTU, InaHeader.DTYPE_FP32, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Sends one message from every rank (in the given rank order) and returns each rank's first PSN. */
+    private static int[] sendMessage(Harness h, RingFixture f, int msg, byte[][] payloads, List<Integer> order) {
+        int[] psn0 = new int[f.ranks()];
+        List<List<ByteBuffer>> packets = new ArrayList<>();
+        for (int r = 0; r < f.ranks(); r++) {
+            psn0[r] = f.nextPsn(r);
+            packets.add(f.message(r, msg, payloads[r]));
+        }
+        for (int r : order) {
+            h.sendAll(f, r, packets.get(r));
+        }
+        return psn0;
+    }
+
+    private static List<Integer> ranksInOrder(int p) {
+        List<Integer> l = new ArrayList<>();
+        for (int r = 0; r < p; r++) {
+            l.add(r);
+        }
+        return l;
+    }
+
+    /** Asserts every rank received the exact rank-order sum with its own connection's headers. */
+    private static void assertResult(Harness h, RingFixture f, int msg, int[] psn0, byte[][] payloads, String ctx) {
+        Delivered d = h.delivered(f);
+        byte[] expected = f.referenceSum(payloads);
+        int packets = f.packetsOf(payloads[0].length);
+        for (int recv = 0; recv < f.ranks(); recv++) {
+            int sender = (recv + f.ranks() - 1) % f.ranks();
+            assertTrue(d.complete(recv, psn0[sender], packets), ctx + ": rank " + recv + " lacks result of msg " + msg);
+            assertArrayEquals(expected, d.lanes(recv, psn0[sender], packets), ctx + ": sum at rank " + recv);
+            InaHeader ina = d.ina(recv, psn0[sender], packets);
+            assertEquals(sender, ina.rank(), ctx + ": INA header must be the sending connection's own");
+            assertEquals(msg, ina.msgId(), ctx);
+            assertEquals(f.config.ringId(), ina.ringId(), ctx);
+        }
+    }
+
+    @Test
+    void sumsInRankOrderAndEmitsOnePacketPerConnectionWithItsOwnHeaders() {
+        long seed = 11;
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(7, 4, 2, 1000), 10, seed);
+        Random rnd = new Random(seed);
+        byte[][] p = new byte[4][];
+        for (int r = 0; r < 4; r++) {
+            p[r] = f.randomPayload(rnd, 1000);
+        }
+        int[] psn0 = sendMessage(h, f, 0, p, List.of(2, 0, 3, 1));
+        assertResult(h, f, 0, psn0, p, "seed " + seed);
+        int packets = f.packetsOf(1000);
+        assertEquals(packets, h.count(AGGREGATIONS_COMPLETED));
+        assertEquals(1, h.count(MESSAGES_COMPLETED));
+        assertEquals(4L * packets, h.count(SwitchCounters.Counter.PACKETS_OUT));
+        // The last result packet keeps the sender's opcode and AckReq.
+        byte[] last = h.delivered(f).payload(1, Psn.add(psn0[0], packets - 1));
+        assertEquals(1000 + 16 - (packets - 1) * MTU, last.length);
+        assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    @Test
+    void duplicateBeforeCompletionOverwritesItsOwnBuffer() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(1, 3, 2, 600), 20, 5);
+        Random rnd = new Random(5);
+        byte[][] p = {f.randomPayload(rnd, 600), f.randomPayload(rnd, 600), f.randomPayload(rnd, 600)};
+        int psnRank1 = f.nextPsn(1);
+        // Rank 1 first sends a message whose bytes it then changes before the (re)send: the
+        // stored buffer is replaced, not accumulated.
+        byte[] garbage = f.randomPayload(rnd, 600);
+        h.sendAll(f, 1, f.message(1, 0, garbage, psnRank1, false));
+        int[] psn0 = new int[3];
+        psn0[0] = f.nextPsn(0);
+        h.sendAll(f, 0, f.message(0, 0, p[0]));
+        psn0[1] = psnRank1;
+        h.sendAll(f, 1, f.message(1, 0, p[1]));
+        psn0[2] = f.nextPsn(2);
+        h.sendAll(f, 2, f.message(2, 0, p[2]));
+        assertResult(h, f, 0, psn0, p, "dup before completion");
+        assertEquals(f.packetsOf(600), h.count(DUPLICATES));
+        assertEquals(0, h.count(RETRANSMITTED_RESULTS));
+    }
+
+    @Test
+    void duplicateAfterCompletionReemitsStoredResultOnItsOwnConnectionOnly() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(2, 4, 2, 700), 30, 6);
+        Random rnd = new Random(6);
+        byte[][] p = new byte[4][];
+        for (int r = 0; r < 4; r++) {
+            p[r] = f.randomPayload(rnd, 700);
+        }
+        int psn2 = f.nextPsn(2);
+        int[] psn0 = sendMessage(h, f, 0, p, ranksInOrder(4));
+        int packets = f.packetsOf(700);
+        // Result to rank 3 (on rank 2's connection) lost; rank 2's memory already holds other
+        // bytes (in-place all-reduce), and it retransmits: the switch must not read them.
+        Delivered d = h.delivered(f);
+        byte[] expected = f.referenceSum(p);
+        for (int j = 0; j < packets; j++) {
+            d.forget(3, Psn.add(psn2, j));
+        }
+        List<ByteBuffer> retransmission = f.message(2, 0, f.randomPayload(rnd, 700), psn2, false);
+        for (ByteBuffer pkt : retransmission) {
+            h.send(f, 2, pkt);
+            assertEquals(1, h.lastDest.size(), "exactly one packet, on the retransmitting connection");
+            assertEquals(f.ip[3], h.lastDest.get(0)[0]);
+        }
+        assertArrayEquals(expected, d.lanes(3, psn2, packets));
+        assertEquals(2, d.ina(3, psn2, packets).rank());
+        assertEquals(packets, h.count(RETRANSMITTED_RESULTS));
+        assertEquals(packets, h.count(AGGREGATIONS_COMPLETED), "no new aggregation");
+        assertResult(h, f, 0, psn0, p, "after retransmission");
+    }
+
+    @Test
+    void packetsOfAMessageWhoseFirstPacketWasLostAreDroppedUntilGoBackN() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(3, 2, 2, 1200), 40, 7);
+        Random rnd = new Random(7);
+        byte[][] p = {f.randomPayload(rnd, 1200), f.randomPayload(rnd, 1200)};
+        int[] psn0 = {f.nextPsn(0), f.nextPsn(1)};
+        List<ByteBuffer> m0 = f.message(0, 0, p[0]);
+        List<ByteBuffer> m1 = f.message(1, 0, p[1]);
+        // Rank 0's first packet is lost: everything after it is dropped.
+        for (int j = 1; j < m0.size(); j++) {
+            h.send(f, 0, m0.get(j));
+            assertTrue(h.lastDest.isEmpty());
+        }
+        assertEquals(m0.size() - 1, h.drops(DropReason.FIRST_PACKET_LOST));
+        h.sendAll(f, 1, m1);
+        assertEquals(0, h.count(AGGREGATIONS_COMPLETED));
+        // Go-back-N resends from the first packet.
+        h.sendAll(f, 0, m0);
+        assertResult(h, f, 0, psn0, p, "after go-back-N");
+    }
+
+    @Test
+    void laterMessageWithLostFirstPacketIsDroppedNotForwarded() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(4, 2, 2, 1200), 50, 8);
+        Random rnd = new Random(8);
+        byte[][] a = {f.randomPayload(rnd, 1200), f.randomPayload(rnd, 1200)};
+        byte[][] b = {f.randomPayload(rnd, 1200), f.randomPayload(rnd, 1200)};
+        int[] psnA = sendMessage(h, f, 0, a, ranksInOrder(2));
+        int[] psnB = {f.nextPsn(0), f.nextPsn(1)};
+        List<ByteBuffer> b0 = f.message(0, 1, b[0]);
+        List<ByteBuffer> b1 = f.message(1, 1, b[1]);
+        h.send(f, 0, b0.get(1)); // message 1's first packet not seen yet: must not leak to rank 1
+        assertTrue(h.lastDest.isEmpty());
+        assertEquals(1, h.drops(DropReason.FIRST_PACKET_LOST));
+        h.sendAll(f, 0, b0);
+        h.sendAll(f, 1, b1);
+        assertResult(h, f, 0, psnA, a, "msg 0");
+        assertResult(h, f, 1, psnB, b, "msg 1");
+    }
+
+    @Test
+    void packetsOlderThanTheLiveWindowAreForwardedUnchanged() {
+        Harness h = new Harness();
+        int n = 2;
+        RingFixture f = h.ring(fp32(5, 3, n, 500), 60, 9);
+        Random rnd = new Random(9);
+        List<byte[]> oldPackets = new ArrayList<>();
+        int[] psnOld = null;
+        for (int msg = 0; msg <= 2 * n; msg++) {
+            byte[][] p = {f.randomPayload(rnd, 500), f.randomPayload(rnd, 500), f.randomPayload(rnd, 500)};
+            if (msg == 0) {
+                psnOld = new int[] {f.nextPsn(0), f.nextPsn(1), f.nextPsn(2)};
+                for (ByteBuffer b : f.message(1, 0, p[1], psnOld[1], false)) {
+                    oldPackets.add(b.array().clone());
+                }
+            }
+            int[] psn0 = sendMessage(h, f, msg, p, ranksInOrder(3));
+            assertResult(h, f, msg, psn0, p, "msg " + msg);
+        }
+        // Message 2N's first packets freed message 0's slot: its retransmissions are stale.
+        for (byte[] old : oldPackets) {
+            h.send(f, 1, ByteBuffer.wrap(old.clone()));
+            assertEquals(1, h.lastDest.size());
+            assertEquals(f.ip[2], h.lastDest.get(0)[0]);
+            assertArrayEquals(old, h.lastBytes.get(0), "stale packet forwarded byte for byte");
+        }
+        assertEquals(oldPackets.size(), h.count(STALE_FORWARDS));
+        assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    @Test
+    void slotsAreReusedAcrossManyWindowsWithRanksOutOfStep() {
+        long seed = 12345;
+        Random rnd = new Random(seed);
+        Harness h = new Harness();
+        int p = 5;
+        int n = 3;
+        int messages = 120;
+        RingFixture f = h.ring(fp32(6, p, n, 900), 70, seed);
+        byte[][][] payloads = new byte[messages][p][];
+        int[][] psn0 = new int[messages][p];
+        List<List<ByteBuffer>>[] pending = new List[p];
+        int[] sent = new int[p];
+        for (int r = 0; r < p; r++) {
+            pending[r] = new ArrayList<>();
+        }
+        for (int m = 0; m < messages; m++) {
+            for (int r = 0; r < p; r++) {
+                payloads[m][r] = f.randomPayload(rnd, 900);
+            }
+        }
+        // Each rank may post message i+N only after result i reached it; within that, ranks
+        // advance in a random interleaving, one packet at a time.
+        int guard = 0;
+        while (h.count(MESSAGES_COMPLETED) < messages && guard++ < 1_000_000) {
+            int r = rnd.nextInt(p);
+            if (pending[r].isEmpty() && sent[r] < messages) {
+                int m = sent[r];
+                boolean allowed = m < n || h.delivered(f).complete(r, psn0[m - n][(r + p - 1) % p], f.packetsOf(900));
+                if (allowed) {
+                    psn0[m][r] = f.nextPsn(r);
+                    pending[r].add(new ArrayList<>(f.message(r, m, payloads[m][r])));
+                    sent[r]++;
+                }
+            }
+            if (!pending[r].isEmpty()) {
+                List<ByteBuffer> msgPackets = pending[r].get(0);
+                h.send(f, r, msgPackets.remove(0));
+                if (msgPackets.isEmpty()) {
+                    pending[r].remove(0);
+                }
+            }
+        }
+        for (int m = 0; m < messages; m++) {
+            assertResult(h, f, m, psn0[m], payloads[m], "seed " + seed + " msg " + m);
+        }
+        assertEquals(0, h.engine.counters().totalDrops(), "seed " + seed);
+    }
+
+    @Test
+    void twoRingsInterleavedStayApart() {
+        long seed = 99;
+        Random rnd = new Random(seed);
+        Harness h = new Harness();
+        RingFixture a = h.ring(fp32(100, 3, 2, 800), 80, seed);
+        RingFixture b = h.ring(new RingConfig(200, 4, 1, 400, 512, InaHeader.DTYPE_INT32, ByteOrder.BIG_ENDIAN),
+                90, seed + 1);
+        for (int msg = 0; msg < 6; msg++) {
+            byte[][] pa = new byte[3][];
+            byte[][] pb = new byte[4][];
+            int[] psnA = new int[3];
+            int[] psnB = new int[4];
+            // One queue per connection: packets of a connection keep their order (RC),
+            // across connections and rings they interleave at random.
+            List<List<Runnable>> queues = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                pa[r] = a.randomPayload(rnd, 800);
+                psnA[r] = a.nextPsn(r);
+                List<Runnable> q = new ArrayList<>();
+                for (ByteBuffer d : a.message(r, msg, pa[r])) {
+                    int rank = r;
+                    q.add(() -> h.send(a, rank, d));
+                }
+                queues.add(q);
+            }
+            for (int r = 0; r < 4; r++) {
+                pb[r] = b.randomPayload(rnd, 400);
+                psnB[r] = b.nextPsn(r);
+                List<Runnable> q = new ArrayList<>();
+                for (ByteBuffer d : b.message(r, msg, pb[r])) {
+                    int rank = r;
+                    q.add(() -> h.send(b, rank, d));
+                }
+                queues.add(q);
+            }
+            while (!queues.isEmpty()) {
+                int k = rnd.nextInt(queues.size());
+                queues.get(k).remove(0).run();
+                if (queues.get(k).isEmpty()) {
+                    queues.remove(k);
+                }
+            }
+            assertResult(h, a, msg, psnA, pa, "seed " + seed + " ring A msg " + msg);
+            assertResult(h, b, msg, psnB, pb, "seed " + seed + " ring B msg " + msg);
+        }
+        assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    @Test
+    void int32ModeWrapsLikeFixedPointHardware() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(new RingConfig(9, 3, 1, 64, MTU, InaHeader.DTYPE_INT32, ByteOrder.LITTLE_ENDIAN),
+                100, 3);
+        byte[][] p = new byte[3][64];
+        for (int r = 0; r < 3; r++) {
+            ByteBuffer b = ByteBuffer.wrap(p[r]).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < 16; i++) {
+                b.putInt(i * 4, i == 0 ? Integer.MAX_VALUE : (r + 1) * 1_000_000 * (i % 2 == 0 ? 1 : -1) + i);
+            }
+        }
+        int[] psn0 = sendMessage(h, f, 0, p, List.of(1, 2, 0));
+        assertResult(h, f, 0, psn0, p, "int32");
+        ByteBuffer got = ByteBuffer.wrap(h.delivered(f).lanes(0, psn0[2], 1)).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals(Integer.MAX_VALUE * 3, got.getInt(0), "wrap-around like two's complement");
+        assertEquals(6_000_000 + 3 * 2, got.getInt(8));
+    }
+
+    @Test
+    void acksAreForwardedUnchangedToTheSender() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(11, 2, 1, 100), 110, 4);
+        // Rank 1 ACKs rank 0's connection: DestQP is rank 0's QP, ICRC over 1 -> 0.
+        ByteBuffer ack = ByteBuffer.allocate(Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
+        new Bth().wrap(ack, 0).set(Opcode.ACKNOWLEDGE, false, 0, f.qpnNext[0], false, 1234);
+        new Aeth().wrap(ack, Bth.LENGTH).set(Aeth.SYNDROME_ACK, 1);
+        new Icrc().write(f.ip[1], f.ip[0], IcrcAddressing.sourcePort(f.qpnPrev[1]), 4791, ack, 0, ack.capacity());
+        byte[] original = ack.array().clone();
+        h.engine.process(f.ip[1], ack, 0, ack.capacity(), clear(h.out));
+        assertEquals(1, h.out.size());
+        assertEquals(f.ip[0], h.out.ip(0));
+        byte[] sent = new byte[h.out.length(0)];
+        h.out.buffer(0).get(0, sent);
+        assertArrayEquals(original, sent);
+        assertEquals(1, h.count(NON_DATA_FORWARDS));
+    }
+
+    private static OutputBatch clear(OutputBatch b) {
+        b.clear();
+        return b;
+    }
+
+    @Test
+    void hostilePacketsAreCountedUnderTheirReasonAndNeverTouchAggregators() {
+        long seed = 77;
+        Random rnd = new Random(seed);
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(12, 2, 2, 600), 120, seed);
+        RingFixture other = h.ring(fp32(13, 2, 2, 600), 130, seed + 1);
+        byte[] good0 = f.randomPayload(rnd, 600);
+        byte[] good1 = f.randomPayload(rnd, 600);
+        int psn0 = f.nextPsn(0);
+        List<ByteBuffer> m0 = f.message(0, 0, good0, psn0, false);
+
+        // Unknown endpoint: valid packet from an unregistered address.
+        h.send(f, 0, ByteBuffer.allocate(0)); // empty datagram
+        assertEquals(1, h.drops(DropReason.TRUNCATED));
+        ByteBuffer copy = dup(m0.get(0));
+        h.out.clear();
+        h.engine.process(f.ip[0] + 50, copy, 0, copy.capacity(), h.out);
+        assertEquals(1, h.drops(DropReason.UNKNOWN_CONNECTION));
+        // Rank 0 of the other ring sending with this ring's INA header.
+        List<ByteBuffer> foreign = f.message(0, 0, good0, psn0, false);
+        ByteBuffer x = dup(foreign.get(0));
+        new Bth().wrap(x, 0).destQp(other.qpnPrev[1]);
+        other.sign(0, x);
+        h.send(other, 0, x);
+        assertEquals(1, h.drops(DropReason.INA_RING_MISMATCH));
+        // Bad ICRC.
+        ByteBuffer bad = dup(m0.get(0));
+        bad.put(40, (byte) (bad.get(40) ^ 1));
+        h.send(f, 0, bad);
+        assertEquals(1, h.drops(DropReason.BAD_ICRC));
+        // Unknown opcode and TVer.
+        ByteBuffer op = dup(m0.get(0));
+        op.put(0, (byte) 0x1F);
+        h.send(f, 0, op);
+        assertEquals(1, h.drops(DropReason.UNKNOWN_OPCODE));
+        // INA rank and length disagreeing with the ring.
+        h.send(f, 0, withIna(f, 0, m0.get(0), InaHeader.RANK_OFFSET, 1, true));
+        assertEquals(1, h.drops(DropReason.INA_RANK_MISMATCH));
+        h.send(f, 0, withIna(f, 0, m0.get(0), InaHeader.PAYLOAD_LENGTH_OFFSET, 604, false));
+        assertEquals(1, h.drops(DropReason.INA_LENGTH_MISMATCH));
+        h.send(f, 0, withIna(f, 0, m0.get(0), InaHeader.DTYPE_OFFSET, 1, true));
+        assertEquals(1, h.drops(DropReason.BAD_INA_HEADER));
+        // msgId far ahead of the window.
+        h.sendAll(f, 0, f.message(0, 0, good0, psn0, false).subList(0, 1));
+        ByteBuffer ahead = dup(f.message(0, 1000, good0, Psn.add(psn0, 50), false).get(0));
+        h.send(f, 0, ahead);
+        assertEquals(1, h.drops(DropReason.MSG_OUT_OF_WINDOW));
+        // A PSN far from anything.
+        ByteBuffer far = dup(m0.get(1));
+        new Bth().wrap(far, 0).psn(Psn.add(psn0, 1 << 22), false);
+        f.sign(0, far);
+        h.send(f, 0, far);
+        assertEquals(1, h.drops(DropReason.PSN_OUT_OF_WINDOW));
+        // RDMA WRITE on a ring connection.
+        ByteBuffer write = dup(m0.get(1));
+        write.put(0, (byte) Opcode.RDMA_WRITE_MIDDLE);
+        f.sign(0, write);
+        h.send(f, 0, write);
+        assertEquals(1, h.drops(DropReason.UNSUPPORTED_OPCODE));
+        // Middle packet with a short payload.
+        ByteBuffer shortMiddle = ByteBuffer.allocate(m0.get(1).capacity() - 4);
+        shortMiddle.put(0, m0.get(1), 0, shortMiddle.capacity() - 4);
+        f.sign(0, shortMiddle);
+        h.send(f, 0, shortMiddle);
+        assertEquals(1, h.drops(DropReason.BAD_PACKET_LENGTH));
+        assertEquals(0, h.count(AGGREGATIONS_COMPLETED));
+
+        // None of it disturbed the ring: the real message still sums exactly.
+        int[] psn = {psn0, f.nextPsn(1)};
+        h.sendAll(f, 0, m0);
+        h.sendAll(f, 1, f.message(1, 0, good1));
+        assertResult(h, f, 0, psn, new byte[][] {good0, good1}, "seed " + seed);
+    }
+
+    private static ByteBuffer dup(ByteBuffer b) {
+        return ByteBuffer.wrap(b.array().clone());
+    }
+
+    private static ByteBuffer withIna(RingFixture f, int rank, ByteBuffer first, int field, int value, boolean narrow) {
+        ByteBuffer d = dup(first);
+        int at = Bth.LENGTH + field;
+        if (field == InaHeader.DTYPE_OFFSET) {
+            d.put(at, (byte) value);
+        } else if (field == InaHeader.RANK_OFFSET) {
+            d.putShort(at, (short) value);
+        } else {
+            d.putInt(at, value);
+        }
+        f.sign(rank, d);
+        return d;
+    }
+
+    @Test
+    void randomGarbageNeverThrowsAndIsAccountedFor() {
+        long seed = 4242;
+        Random rnd = new Random(seed);
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(14, 3, 2, 500), 140, seed);
+        byte[] good = f.randomPayload(rnd, 500);
+        List<ByteBuffer> valid = f.message(0, 0, good, f.nextPsn(0), false);
+        for (int i = 0; i < 20_000; i++) {
+            ByteBuffer d;
+            if (rnd.nextBoolean()) {
+                byte[] b = new byte[rnd.nextInt(300)];
+                rnd.nextBytes(b);
+                d = ByteBuffer.wrap(b);
+            } else {
+                d = dup(valid.get(rnd.nextInt(valid.size())));
+                for (int k = 0; k < 1 + rnd.nextInt(4); k++) {
+                    d.put(rnd.nextInt(d.capacity()), (byte) rnd.nextInt(256));
+                }
+                if (rnd.nextBoolean()) {
+                    f.sign(0, d); // well-signed garbage reaches the ring's rules
+                }
+            }
+            h.out.clear();
+            h.engine.process(rnd.nextInt(4) == 0 ? rnd.nextInt() : f.ip[0], d, 0, d.capacity(), h.out);
+        }
+        long in = h.count(SwitchCounters.Counter.PACKETS_IN);
+        long accounted = h.engine.counters().totalDrops() + h.count(STALE_FORWARDS) + h.count(NON_DATA_FORWARDS);
+        assertEquals(20_000, in);
+        assertTrue(accounted <= in, "seed " + seed);
+        assertFalse(h.engine.counters().totalDrops() < 15_000, "most garbage must be dropped, seed " + seed
+                + ": " + h.engine.counters().totalDrops());
+    }
+
+    @Test
+    void ringsThatDoNotFitTheBudgetAreRefusedAndDeletionFreesMemory() {
+        AggregationEngine e = new AggregationEngine(1 << 20);
+        RingConfig big = fp32(1, 8, 8, 64 * 1024);
+        SwitchConfigException ex = assertThrows(SwitchConfigException.class, () -> e.createRing(big));
+        assertEquals(SwitchConfigException.Kind.INSUFFICIENT_MEMORY, ex.kind());
+        assertTrue(ex.getMessage().contains("ring all-reduce"), ex.getMessage());
+        RingConfig small = fp32(2, 2, 2, 1000);
+        e.createRing(small);
+        assertEquals(small.aggregatorBytes(), e.memoryUsed());
+        assertEquals(SwitchConfigException.Kind.CONFLICT,
+                assertThrows(SwitchConfigException.class, () -> e.createRing(small)).kind());
+        e.deleteRing(2);
+        assertEquals(0, e.memoryUsed());
+        assertEquals(SwitchConfigException.Kind.NOT_FOUND,
+                assertThrows(SwitchConfigException.class, () -> e.deleteRing(2)).kind());
+    }
+
+    @Test
+    void connectionsMustNotCollide() {
+        AggregationEngine e = new AggregationEngine(64L << 20);
+        RingFixture f = new RingFixture(fp32(3, 2, 1, 100), 150, 1);
+        e.createRing(f.config);
+        e.addConnection(3, f.connection(0));
+        assertEquals(SwitchConfigException.Kind.CONFLICT,
+                assertThrows(SwitchConfigException.class, () -> e.addConnection(3, f.connection(0))).kind());
+        ConnectionSpec c = f.connection(1);
+        ConnectionSpec outOfRange = new ConnectionSpec(5, c.srcIp(), 4791, c.srcQpn(), c.dstIp(), 4791, c.dstQpn());
+        assertEquals(SwitchConfigException.Kind.INVALID,
+                assertThrows(SwitchConfigException.class, () -> e.addConnection(3, outOfRange)).kind());
+    }
+}

@@ -1,0 +1,411 @@
+package io.netreduce.verbs.soft;
+
+import io.netreduce.verbs.Counter;
+import io.netreduce.verbs.Counters;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.ScatterGatherList;
+import io.netreduce.verbs.WcOpcode;
+import io.netreduce.verbs.WcStatus;
+import io.netreduce.verbs.roce.Aeth;
+import io.netreduce.verbs.roce.Bth;
+import io.netreduce.verbs.roce.ImmDt;
+import io.netreduce.verbs.roce.Opcode;
+import io.netreduce.verbs.roce.Psn;
+import io.netreduce.verbs.roce.Reth;
+import io.netreduce.verbs.roce.RoceFrame;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The send side of a queue pair: rxe's requester and completer in one event-loop-confined
+ * object (rocev2-spec §3.3). It walks the send ring, cuts each message into
+ * First/Middle/Last/Only packets of one PSN each, keeps at most {@code maxOutstanding}
+ * PSNs unacknowledged, completes work requests on cumulative ACKs, goes back N on a
+ * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /
+ * RNR_RETRY_EXC_ERR when its retry budgets run out.
+ */
+final class Requester {
+    private final SoftQueuePair qp;
+    private final WorkRing<SendWqe> ring;
+    private final Counters counters;
+    private final int mtu;
+    private final int maxOutstanding;
+    private final int ackEvery;
+    private final long ackTimeoutNanos;
+    private final int retryCount;
+    private final int rnrRetry;
+    private final Bth bth = new Bth();
+    private final Reth reth = new Reth();
+    private final ImmDt immDt = new ImmDt();
+    private final Runnable timerTask = this::onTimer;
+    private final Runnable rnrResumeTask = this::onRnrResume;
+
+    private Egress egress;
+    private int remoteQpn;
+
+    /** Oldest send WQE not yet completed (ring index). */
+    private long compIndex;
+    /** WQE holding the next packet to send, and that packet's index within it. */
+    private long reqIndex;
+    private int reqPacket;
+    /** Next PSN to send (rewinds on go-back-N). */
+    private int reqPsn;
+    /** Oldest unacknowledged PSN. */
+    private int unackedPsn;
+    /** One past the highest PSN ever sent. */
+    private int sentPsn;
+    private int packetsSinceAckReq;
+    private int retriesLeft;
+    private int rnrRetriesLeft;
+    /** PSN a sequence NAK already rewound to; a repeat of it is a duplicate, not news. */
+    private int lastNakPsn = -1;
+    private boolean rnrWaiting;
+    private boolean timerScheduled;
+    private long deadlineNanos;
+
+    Requester(SoftQueuePair qp, WorkRing<SendWqe> ring, QpAttributes attributes, int maxOutstanding, int ackEvery,
+              Counters counters) {
+        this.qp = qp;
+        this.ring = ring;
+        this.counters = counters;
+        this.mtu = attributes.mtu();
+        this.maxOutstanding = maxOutstanding;
+        this.ackEvery = ackEvery;
+        this.ackTimeoutNanos = attributes.ackTimeout().toNanos();
+        this.retryCount = attributes.retryCount();
+        this.rnrRetry = attributes.rnrRetry();
+        this.retriesLeft = retryCount;
+        this.rnrRetriesLeft = rnrRetry;
+    }
+
+    /** Called on the event loop when the queue pair connects. */
+    void connect(Egress egress, int remoteQpn, int initialPsn) {
+        this.egress = egress;
+        this.remoteQpn = remoteQpn;
+        this.reqPsn = initialPsn;
+        this.unackedPsn = initialPsn;
+        this.sentPsn = initialPsn;
+    }
+
+    private boolean outstanding() {
+        return sentPsn != unackedPsn;
+    }
+
+    /** Sends as many packets as the window allows. */
+    void pump() {
+        if (rnrWaiting || egress == null) {
+            return;
+        }
+        long posted = ring.posted();
+        boolean wasIdle = !outstanding();
+        while (reqIndex < posted && Psn.diff(reqPsn, unackedPsn) < maxOutstanding) {
+            SendWqe w = ring.at(reqIndex);
+            if (!w.started) {
+                String bad = validate(w);
+                if (bad != null) {
+                    qp.fail(WcStatus.LOC_PROT_ERR, bad, reqIndex);
+                    return;
+                }
+                w.firstPsn = reqPsn;
+                w.lastPsn = Psn.add(reqPsn, w.packets - 1);
+                w.started = true;
+            }
+            int psn = Psn.add(w.firstPsn, reqPacket);
+            sendPacket(w, reqPacket, psn);
+            reqPsn = Psn.next(psn);
+            if (Psn.isAfter(reqPsn, sentPsn)) {
+                sentPsn = reqPsn;
+            } else {
+                counters.increment(Counter.RETRANSMITTED_PACKETS);
+            }
+            if (++reqPacket == w.packets) {
+                reqPacket = 0;
+                reqIndex++;
+            }
+        }
+        if (wasIdle && outstanding()) {
+            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+        }
+        armTimer();
+    }
+
+    private String validate(SendWqe w) {
+        ScatterGatherList sgl = w.sgl;
+        for (int i = 0; i < sgl.count(); i++) {
+            if (!(sgl.region(i) instanceof SoftMemoryRegion)) {
+                return "SGE " + i + " names a memory region of another provider";
+            }
+            SoftMemoryRegion mr = (SoftMemoryRegion) sgl.region(i);
+            if (mr.isClosed()) {
+                return "SGE " + i + " names a deregistered memory region (lkey 0x" + Integer.toHexString(mr.lkey())
+                        + ")";
+            }
+            if (mr.pd() != qp.pd()) {
+                return "SGE " + i + " names a memory region of another protection domain";
+            }
+        }
+        return null;
+    }
+
+    private void sendPacket(SendWqe w, int index, int psn) {
+        boolean write = w.opcode.isRdmaWrite();
+        boolean imm = w.opcode.hasImmediate();
+        int opcode = write ? Opcode.write(index, w.packets, imm) : Opcode.send(index, w.packets, imm);
+        int offset = index * mtu;
+        int payload = Math.min(mtu, w.length - offset);
+        boolean end = index == w.packets - 1;
+        boolean ackReq = end || ++packetsSinceAckReq >= ackEvery
+                || Psn.diff(psn, unackedPsn) + 1 >= maxOutstanding;
+        if (ackReq) {
+            packetsSinceAckReq = 0;
+        }
+        int pad = RoceFrame.padFor(payload);
+        int length = RoceFrame.datagramLength(opcode, payload);
+        int at = egress.begin(length);
+        ByteBuffer b = egress.buffer();
+        bth.wrap(b, at).set(opcode, end && w.solicited, pad, remoteQpn, ackReq, psn);
+        if (Opcode.hasReth(opcode)) {
+            reth.wrap(b, at + Bth.LENGTH).set(w.remoteAddress, w.rkey, w.length);
+        }
+        if (Opcode.hasImmediate(opcode)) {
+            immDt.wrap(b, at + Opcode.immediateOffset(opcode)).value(w.immediate);
+        }
+        int dst = at + Bth.LENGTH + Opcode.extensionHeaderLength(opcode);
+        gather(w.sgl, offset, b, dst, payload);
+        for (int i = 0; i < pad; i++) {
+            b.put(dst + payload + i, (byte) 0);
+        }
+        egress.commit();
+    }
+
+    /** Copies message bytes [offset, offset + length) from the gather list to {@code dst}. */
+    private static void gather(ScatterGatherList sgl, int offset, ByteBuffer dst, int dstAt, int length) {
+        int skip = offset;
+        for (int i = 0; i < sgl.count() && length > 0; i++) {
+            int l = sgl.length(i);
+            if (skip >= l) {
+                skip -= l;
+                continue;
+            }
+            int n = Math.min(l - skip, length);
+            dst.put(dstAt, ((SoftMemoryRegion) sgl.region(i)).memory, sgl.offset(i) + skip, n);
+            dstAt += n;
+            length -= n;
+            skip = 0;
+        }
+    }
+
+    /** An ACKNOWLEDGE packet from the peer's responder. */
+    void onResponse(RoceFrame frame) {
+        if (frame.opcode() != Opcode.ACKNOWLEDGE) {
+            counters.increment(Counter.DROP_UNEXPECTED);
+            return;
+        }
+        int psn = frame.bth().psn();
+        int syndrome = frame.aeth().syndrome();
+        if (Aeth.isAck(syndrome)) {
+            if (Psn.isBefore(psn, unackedPsn)) {
+                return; // an older, already-superseded cumulative ACK (or a re-ACK of a duplicate)
+            }
+            if (!Psn.isBefore(psn, sentPsn)) {
+                counters.increment(Counter.DROP_UNEXPECTED);
+                return;
+            }
+            acknowledge(psn);
+        } else if (Aeth.isRnrNak(syndrome)) {
+            onRnrNak(psn, syndrome);
+        } else if (syndrome == Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR) {
+            onSequenceNak(psn);
+        } else if (Aeth.isNak(syndrome)) {
+            if (!inFlight(psn)) {
+                counters.increment(Counter.DROP_UNEXPECTED);
+                return;
+            }
+            if (Psn.isAfter(psn, unackedPsn)) {
+                acknowledge(Psn.add(psn, -1));
+            }
+            WcStatus status = switch (syndrome) {
+                case Aeth.SYNDROME_NAK_INVALID_REQUEST -> WcStatus.REM_INV_REQ_ERR;
+                case Aeth.SYNDROME_NAK_REMOTE_ACCESS_ERROR -> WcStatus.REM_ACCESS_ERR;
+                default -> WcStatus.REM_OP_ERR;
+            };
+            qp.fail(status, String.format("peer answered PSN %d with NAK syndrome 0x%02x", psn, syndrome), compIndex);
+        } else {
+            counters.increment(Counter.DROP_UNEXPECTED);
+        }
+    }
+
+    /** True when {@code psn} is an unacknowledged PSN that was sent. */
+    private boolean inFlight(int psn) {
+        return !Psn.isBefore(psn, unackedPsn) && Psn.isBefore(psn, sentPsn);
+    }
+
+    private void onSequenceNak(int psn) {
+        counters.increment(Counter.NAKS_RECEIVED);
+        if (!inFlight(psn)) {
+            counters.increment(Counter.DROP_UNEXPECTED);
+            return;
+        }
+        if (Psn.isAfter(psn, unackedPsn)) {
+            acknowledge(Psn.add(psn, -1));
+        }
+        if (psn == lastNakPsn || rnrWaiting) {
+            return; // the retry this NAK asks for is already under way
+        }
+        lastNakPsn = psn;
+        if (!consumeRetry("sequence NAK at PSN " + psn)) {
+            return;
+        }
+        rewind(psn);
+        deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+        qp.markDirty();
+    }
+
+    private void onRnrNak(int psn, int syndrome) {
+        counters.increment(Counter.RNR_NAKS_RECEIVED);
+        if (!inFlight(psn) || rnrWaiting) {
+            return;
+        }
+        if (Psn.isAfter(psn, unackedPsn)) {
+            acknowledge(Psn.add(psn, -1));
+        }
+        if (rnrRetry != QpAttributes.INFINITE_RETRY) {
+            if (rnrRetriesLeft == 0) {
+                qp.fail(WcStatus.RNR_RETRY_EXC_ERR, "peer had no receive posted for PSN " + psn + " after "
+                        + rnrRetry + " RNR retries", compIndex);
+                return;
+            }
+            rnrRetriesLeft--;
+        }
+        rewind(psn);
+        rnrWaiting = true;
+        long micros = Aeth.rnrTimerMicros(syndrome);
+        qp.eventLoop().schedule(rnrResumeTask, micros, TimeUnit.MICROSECONDS);
+    }
+
+    private void onRnrResume() {
+        if (!rnrWaiting) {
+            return;
+        }
+        rnrWaiting = false;
+        lastNakPsn = -1;
+        if (qp.isReady()) {
+            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+            qp.markDirty();
+            qp.endOfBatch();
+        }
+    }
+
+    /** Every PSN up to and including {@code psn} arrived: retire the WQEs it covers. */
+    private void acknowledge(int psn) {
+        unackedPsn = Psn.next(psn);
+        retriesLeft = retryCount;
+        rnrRetriesLeft = rnrRetry;
+        deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+        long posted = ring.posted();
+        while (compIndex < posted) {
+            SendWqe w = ring.at(compIndex);
+            if (!w.started || Psn.isAfter(w.lastPsn, psn)) {
+                break;
+            }
+            counters.increment(Counter.MESSAGES_SENT);
+            if (w.signaled) {
+                qp.completeSend(w.wrId, WcStatus.SUCCESS, w.opcode.isRdmaWrite() ? WcOpcode.RDMA_WRITE : WcOpcode.SEND,
+                        w.length, "");
+            }
+            compIndex++;
+        }
+        ring.retire(compIndex);
+        if (Psn.isAfter(unackedPsn, reqPsn)) {
+            rewind(unackedPsn); // a rewound requester skips what the peer already has
+        }
+        qp.markDirty();
+    }
+
+    /** Go-back-N: the next packet sent is {@code psn}, with its original WQE and offset. */
+    private void rewind(int psn) {
+        reqPsn = psn;
+        reqIndex = compIndex;
+        reqPacket = 0;
+        packetsSinceAckReq = 0;
+        long posted = ring.posted();
+        while (reqIndex < posted) {
+            SendWqe w = ring.at(reqIndex);
+            if (!w.started) {
+                break;
+            }
+            if (!Psn.isAfter(psn, w.lastPsn)) {
+                reqPacket = Psn.diff(psn, w.firstPsn);
+                break;
+            }
+            reqIndex++;
+        }
+    }
+
+    private boolean consumeRetry(String why) {
+        counters.increment(Counter.RETRY_SEQUENCES);
+        if (retriesLeft == 0) {
+            qp.fail(WcStatus.RETRY_EXC_ERR, "no acknowledgement from the peer after " + retryCount + " retries (last: "
+                    + why + ")", compIndex);
+            return false;
+        }
+        retriesLeft--;
+        return true;
+    }
+
+    private void armTimer() {
+        if (!timerScheduled && outstanding() && qp.isReady()) {
+            timerScheduled = true;
+            long delay = Math.max(0, deadlineNanos - System.nanoTime());
+            qp.eventLoop().schedule(timerTask, delay, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void onTimer() {
+        timerScheduled = false;
+        if (!qp.isReady() || !outstanding()) {
+            return;
+        }
+        if (rnrWaiting) {
+            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+            armTimer();
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - deadlineNanos < 0) {
+            armTimer();
+            return;
+        }
+        counters.increment(Counter.ACK_TIMEOUTS);
+        if (!consumeRetry("ACK timeout at PSN " + unackedPsn)) {
+            return;
+        }
+        lastNakPsn = -1;
+        rewind(unackedPsn);
+        deadlineNanos = now + ackTimeoutNanos;
+        qp.markDirty();
+        qp.endOfBatch();
+    }
+
+    /** Oldest WQE not yet completed, for flushing. */
+    long compIndex() {
+        return compIndex;
+    }
+
+    /** The QP is in error: every WQE from the oldest outstanding one on is flushed by the caller. */
+    void retireAll(long index) {
+        compIndex = index;
+        reqIndex = index;
+        reqPacket = 0;
+        ring.retire(index);
+    }
+
+    /** Whether a posted-but-unfinished WQE exists (for tests and close). */
+    boolean idle() {
+        return compIndex == ring.posted();
+    }
+
+    int unackedPsn() {
+        return unackedPsn;
+    }
+}

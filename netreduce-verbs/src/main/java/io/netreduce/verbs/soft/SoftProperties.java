@@ -1,0 +1,65 @@
+package io.netreduce.verbs.soft;
+
+import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.VerbsException;
+
+/**
+ * Provider-specific {@link DeviceOptions#properties()} keys of the soft provider, with
+ * their defaults. docs/protocol.md lists them for users.
+ */
+final class SoftProperties {
+    /** Path of a pcap file that receives every packet the device sends (before egress faults). */
+    static final String PCAP = "soft.pcap";
+    /** Most request PSNs a queue pair keeps unacknowledged (rxe uses 128). */
+    static final String MAX_OUTSTANDING_PSNS = "soft.maxOutstandingPsns";
+    static final int DEFAULT_MAX_OUTSTANDING_PSNS = 512;
+    /** Request packets without AckReq before one is forced (rxe: 64). */
+    static final String ACK_EVERY = "soft.ackEvery";
+    static final int DEFAULT_ACK_EVERY = 64;
+    /** Whether to batch equal-size packets into UDP GSO super-datagrams. */
+    static final String GSO = "soft.gso";
+    /** Whether the receive socket asks the kernel for UDP GRO. */
+    static final String GRO = "soft.gro";
+    /**
+     * Whether the device's event loop spins on epoll instead of sleeping (as a DPDK or
+     * hardware NIC polls): lowest latency and highest rate, at the cost of one busy core per
+     * device. Off by default.
+     */
+    static final String BUSY_POLL = "soft.busyPoll";
+    /** Datagram slots per recvmmsg call. */
+    static final String RECV_BATCH = "soft.recvBatch";
+    static final int DEFAULT_RECV_BATCH = 32;
+    /** Socket buffer size in bytes (SO_RCVBUF / SO_SNDBUF). */
+    static final String SOCKET_BUFFER = "soft.socketBuffer";
+    static final int DEFAULT_SOCKET_BUFFER = 4 << 20;
+
+    private SoftProperties() {
+    }
+
+    static int intProperty(DeviceOptions o, String key, int def, int min, int max) {
+        String v = o.property(key, null);
+        if (v == null) {
+            return def;
+        }
+        try {
+            int i = Integer.parseInt(v.trim());
+            if (i < min || i > max) {
+                throw new VerbsException("device property " + key + "=" + v + " must be in [" + min + ", " + max + "]");
+            }
+            return i;
+        } catch (NumberFormatException e) {
+            throw new VerbsException("device property " + key + "=" + v + " is not an integer", e);
+        }
+    }
+
+    static boolean booleanProperty(DeviceOptions o, String key, boolean def) {
+        String v = o.property(key, null);
+        if (v == null) {
+            return def;
+        }
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new VerbsException("device property " + key + "=" + v + " must be true or false");
+    }
+}

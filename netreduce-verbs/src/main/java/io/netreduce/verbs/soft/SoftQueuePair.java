@@ -1,0 +1,384 @@
+package io.netreduce.verbs.soft;
+
+import io.netreduce.verbs.Access;
+import io.netreduce.verbs.Counter;
+import io.netreduce.verbs.Counters;
+import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.QpEndpoint;
+import io.netreduce.verbs.QpState;
+import io.netreduce.verbs.QueuePair;
+import io.netreduce.verbs.RecvRequest;
+import io.netreduce.verbs.ScatterGatherList;
+import io.netreduce.verbs.SendRequest;
+import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.WcOpcode;
+import io.netreduce.verbs.WcStatus;
+import io.netreduce.verbs.roce.Icrc;
+import io.netreduce.verbs.roce.Ipv4UdpHeader;
+import io.netreduce.verbs.roce.Opcode;
+import io.netreduce.verbs.roce.RoceFrame;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An RC queue pair of the soft provider. It owns a UDP socket bound to the device address
+ * at its fixed source port {@link #sourcePort(int)}, from which every packet it sends
+ * leaves (requests and ACKs alike). Protocol state lives in its {@link Requester} and
+ * {@link Responder} and is touched only on the device's event loop; user threads hand work
+ * over through the send and receive rings.
+ */
+final class SoftQueuePair implements QueuePair {
+    private static final Logger LOG = LoggerFactory.getLogger(SoftQueuePair.class);
+
+    private final SoftDevice device;
+    private final SoftProtectionDomain pd;
+    private final QpAttributes attributes;
+    private final int qpn;
+    private final Channel channel;
+    private final EventLoop loop;
+    private final Counters counters = new Counters();
+    private final WorkRing<SendWqe> sendRing;
+    private final WorkRing<RecvWqe> recvRing;
+    private final Requester requester;
+    private final Responder responder;
+    private final SoftCompletionQueue sendCq;
+    private final SoftCompletionQueue recvCq;
+    private final QpEndpoint localEndpoint;
+    private final Icrc icrc = new Icrc();
+    private final AtomicBoolean pumpScheduled = new AtomicBoolean();
+    private final Runnable pumpTask = this::runPump;
+
+    private volatile QpState state = QpState.INIT;
+    private volatile QpEndpoint remoteEndpoint;
+    private Egress egress;
+    private boolean dirty;
+    private int remoteIp;
+    private int remotePort;
+    private int localIp;
+    private int localPort;
+
+    SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QpAttributes attributes, int qpn, Channel channel,
+                  int maxOutstanding, int ackEvery) {
+        this.device = device;
+        this.pd = pd;
+        this.attributes = attributes;
+        this.qpn = qpn;
+        this.channel = channel;
+        this.loop = channel.eventLoop();
+        this.sendCq = cq(attributes.sendCq(), "send");
+        this.recvCq = cq(attributes.recvCq(), "receive");
+        int sge = attributes.maxSge();
+        this.sendRing = new WorkRing<>(attributes.maxSendWr(), i -> new SendWqe(sge));
+        this.recvRing = new WorkRing<>(attributes.maxRecvWr(), i -> new RecvWqe(sge));
+        this.requester = new Requester(this, sendRing, attributes, maxOutstanding, ackEvery, counters);
+        this.responder = new Responder(this, recvRing, attributes.mtu(), attributes.minRnrTimer().toNanos() / 1000,
+                counters);
+        int psn = attributes.initialPsn() >= 0 ? attributes.initialPsn()
+                : ThreadLocalRandom.current().nextInt(1 << 24);
+        this.localEndpoint = new QpEndpoint(device.options().localAddress(), device.port(), qpn, psn);
+    }
+
+    private static SoftCompletionQueue cq(Object cq, String what) {
+        if (!(cq instanceof SoftCompletionQueue)) {
+            throw new VerbsException("the " + what + " completion queue was not created by a soft device");
+        }
+        return (SoftCompletionQueue) cq;
+    }
+
+    /**
+     * The UDP source port every packet of queue pair {@code qpn} leaves from:
+     * {@code 0xC000 | (qpn & 0x3FFF)}. Peers and switches derive it from the QPN alone, to
+     * rebuild the canonical header the ICRC covers (docs/protocol.md).
+     */
+    static int sourcePort(int qpn) {
+        return 0xC000 | (qpn & 0x3FFF);
+    }
+
+    SoftProtectionDomain pd() {
+        return pd;
+    }
+
+    EventLoop eventLoop() {
+        return loop;
+    }
+
+    boolean isReady() {
+        return state == QpState.READY;
+    }
+
+    @Override
+    public int qpn() {
+        return qpn;
+    }
+
+    @Override
+    public QpState state() {
+        return state;
+    }
+
+    @Override
+    public QpEndpoint localEndpoint() {
+        return localEndpoint;
+    }
+
+    @Override
+    public QpEndpoint remoteEndpoint() {
+        return remoteEndpoint;
+    }
+
+    @Override
+    public int mtu() {
+        return attributes.mtu();
+    }
+
+    @Override
+    public Counters counters() {
+        return counters;
+    }
+
+    @Override
+    public void connect(QpEndpoint remote, Duration timeout) {
+        Objects.requireNonNull(remote, "remote endpoint");
+        Objects.requireNonNull(timeout, "timeout");
+        if (state != QpState.INIT) {
+            throw new VerbsException("queue pair " + qpn + " cannot connect in state " + state);
+        }
+        int rip = Ipv4UdpHeader.toInt(remote.address());
+        InetSocketAddress gateway = device.options().gateway();
+        InetSocketAddress nextHop = gateway != null ? gateway : new InetSocketAddress(remote.address(), remote.port());
+        device.onLoop(() -> {
+            remoteIp = rip;
+            remotePort = remote.port();
+            localIp = device.localIp();
+            localPort = device.port();
+            egress = new Egress(channel, device.allocator(), nextHop, localIp, sourcePort(qpn), rip, remote.port(),
+                    device.gso(), device.egressFaults(), device.pcap(), counters, device.counters());
+            requester.connect(egress, remote.qpn(), localEndpoint.initialPsn());
+            responder.connect(egress, device, remote.qpn(), remote.initialPsn());
+            remoteEndpoint = remote;
+            state = QpState.READY;
+            markDirty();
+            endOfBatch();
+        }, timeout, "connect queue pair " + qpn + " to " + remote);
+        LOG.debug("QP {} connected to {} (next hop {})", qpn, remote, nextHop);
+    }
+
+    @Override
+    public void postSend(SendRequest request) {
+        Objects.requireNonNull(request, "send request");
+        QpState s = state;
+        if (s == QpState.INIT || s == QpState.RESET) {
+            throw new VerbsException("queue pair " + qpn + " is not connected (state " + s + "); connect it first");
+        }
+        if (s == QpState.CLOSED) {
+            throw new VerbsException("queue pair " + qpn + " is closed");
+        }
+        ScatterGatherList sgl = request.sgl();
+        if (sgl.count() > attributes.maxSge()) {
+            throw new VerbsException("send request has " + sgl.count() + " SGEs, queue pair " + qpn + " allows "
+                    + attributes.maxSge());
+        }
+        if (sgl.totalLength() > Integer.MAX_VALUE) {
+            throw new VerbsException("message of " + sgl.totalLength() + " bytes exceeds the 2 GiB RC limit");
+        }
+        synchronized (sendRing.producerLock()) {
+            SendWqe w = sendRing.claim();
+            if (w == null) {
+                throw new VerbsException("send queue of queue pair " + qpn + " is full (" + sendRing.capacity()
+                        + " outstanding requests)");
+            }
+            w.fill(request, attributes.mtu());
+            sendRing.publish();
+        }
+        schedulePump();
+    }
+
+    @Override
+    public void postRecv(RecvRequest request) {
+        Objects.requireNonNull(request, "receive request");
+        QpState s = state;
+        if (s == QpState.CLOSED || s == QpState.RESET) {
+            throw new VerbsException("queue pair " + qpn + " cannot take receives in state " + s);
+        }
+        ScatterGatherList sgl = request.sgl();
+        if (sgl.count() > attributes.maxSge()) {
+            throw new VerbsException("receive request has " + sgl.count() + " SGEs, queue pair " + qpn + " allows "
+                    + attributes.maxSge());
+        }
+        for (int i = 0; i < sgl.count(); i++) {
+            MemoryRegion r = sgl.region(i);
+            if (!(r instanceof SoftMemoryRegion) || ((SoftMemoryRegion) r).pd() != pd) {
+                throw new VerbsException("receive SGE " + i + " names a memory region outside this protection domain");
+            }
+            if (((SoftMemoryRegion) r).isClosed()) {
+                throw new VerbsException("receive SGE " + i + " names a deregistered memory region");
+            }
+            if (!((SoftMemoryRegion) r).allows(Access.LOCAL_WRITE)) {
+                throw new VerbsException("receive SGE " + i + " names a memory region without LOCAL_WRITE access");
+            }
+        }
+        synchronized (recvRing.producerLock()) {
+            RecvWqe w = recvRing.claim();
+            if (w == null) {
+                throw new VerbsException("receive queue of queue pair " + qpn + " is full (" + recvRing.capacity()
+                        + " posted requests)");
+            }
+            w.fill(request);
+            recvRing.publish();
+        }
+        if (state == QpState.ERROR) {
+            schedulePump();
+        }
+    }
+
+    private void schedulePump() {
+        if (pumpScheduled.compareAndSet(false, true)) {
+            loop.execute(pumpTask);
+        }
+    }
+
+    private void runPump() {
+        pumpScheduled.set(false);
+        QpState s = state;
+        if (s == QpState.READY) {
+            requester.pump();
+            egress.flush();
+        } else if (s == QpState.ERROR) {
+            flushAll(WcStatus.WR_FLUSH_ERR, -1);
+        }
+    }
+
+    /** A packet addressed to this queue pair, already parsed (event loop). */
+    void onPacket(RoceFrame frame) {
+        if (state != QpState.READY) {
+            counters.increment(Counter.DROP_BAD_STATE);
+            return;
+        }
+        if (!icrc.verify(remoteIp, localIp, sourcePort(remoteEndpoint.qpn()), localPort, frame.buffer(),
+                frame.offset(), frame.length())) {
+            counters.increment(Counter.DROP_BAD_ICRC);
+            return;
+        }
+        if (Opcode.isRequest(frame.opcode())) {
+            responder.onRequest(frame);
+        } else {
+            requester.onResponse(frame);
+        }
+    }
+
+    /** Asks for {@link #endOfBatch()} at the end of the current burst (event loop). */
+    void markDirty() {
+        if (!dirty) {
+            dirty = true;
+            device.markDirty(this);
+        }
+    }
+
+    /** End of a burst: send the coalesced ACK, whatever the window now allows, and flush (event loop). */
+    void endOfBatch() {
+        dirty = false;
+        if (state == QpState.READY) {
+            responder.flushAck();
+            requester.pump();
+        }
+        if (egress != null) {
+            egress.flush();
+        }
+    }
+
+    void completeSend(long wrId, WcStatus status, WcOpcode opcode, int length, String detail) {
+        if (!sendCq.push(wrId, status, opcode, length, false, 0, qpn, detail)) {
+            overflow("send");
+        }
+    }
+
+    void completeRecv(long wrId, WcStatus status, WcOpcode opcode, int length, boolean hasImm, int imm,
+                      String detail) {
+        if (!recvCq.push(wrId, status, opcode, length, hasImm, imm, qpn, detail)) {
+            overflow("receive");
+        }
+    }
+
+    private void overflow(String which) {
+        LOG.error("QP {} (peer {}): {} completion queue overflowed (capacity {}); completions are lost", qpn,
+                remoteEndpoint, which, which.equals("send") ? sendCq.capacity() : recvCq.capacity());
+        if (state == QpState.READY) {
+            fail(WcStatus.GENERAL_ERR, which + " completion queue overflow", -1);
+        }
+    }
+
+    /**
+     * Moves the queue pair to ERROR (event loop): the send WQE at {@code failedIndex} (if
+     * any) completes with {@code status}, every other outstanding request with WR_FLUSH_ERR.
+     */
+    void fail(WcStatus status, String reason, long failedIndex) {
+        if (state != QpState.READY) {
+            return;
+        }
+        state = QpState.ERROR;
+        LOG.warn("QP {} (peer {}) entered the error state: {} ({}); counters {}", qpn, remoteEndpoint,
+                status, reason, counters);
+        flushAll(status, failedIndex);
+        if (egress != null) {
+            egress.flush();
+        }
+    }
+
+    private void flushAll(WcStatus status, long failedIndex) {
+        long posted = sendRing.posted();
+        for (long i = requester.compIndex(); i < posted; i++) {
+            SendWqe w = sendRing.at(i);
+            WcStatus st = i == failedIndex ? status : WcStatus.WR_FLUSH_ERR;
+            completeSend(w.wrId, st, w.opcode.isRdmaWrite() ? WcOpcode.RDMA_WRITE : WcOpcode.SEND, 0,
+                    st == WcStatus.WR_FLUSH_ERR ? "queue pair " + qpn + " is in the error state" : "");
+        }
+        requester.retireAll(posted);
+        long rposted = recvRing.posted();
+        for (long i = responder.consumed(); i < rposted; i++) {
+            completeRecv(recvRing.at(i).wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
+                    "queue pair " + qpn + " is in the error state");
+        }
+        responder.retireAll(rposted);
+    }
+
+    @Override
+    public void close() {
+        if (state == QpState.CLOSED) {
+            return;
+        }
+        try {
+            device.onLoop(() -> {
+                if (state == QpState.CLOSED) {
+                    return;
+                }
+                if (state == QpState.READY) {
+                    state = QpState.ERROR;
+                }
+                flushAll(WcStatus.WR_FLUSH_ERR, -1);
+                state = QpState.CLOSED;
+                if (egress != null) {
+                    egress.flush();
+                }
+                device.unregister(this);
+                channel.close();
+            }, Duration.ofSeconds(5), "close queue pair " + qpn);
+        } finally {
+            state = QpState.CLOSED;
+            pd.forget(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SoftQueuePair{qpn=" + qpn + ", state=" + state + ", local=" + localEndpoint + ", remote="
+                + remoteEndpoint + "}";
+    }
+}
