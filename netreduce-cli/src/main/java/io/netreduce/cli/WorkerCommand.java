@@ -81,6 +81,10 @@ public final class WorkerCommand implements Callable<Integer> {
         MeteredVerbsProvider.configure(transport, loss > 0
                 ? FaultPlan.loss(lossSeed * 1_000_003L + base.rank(), loss) : FaultPlan.NONE);
         PrintWriter out = spec.commandLine().getOut();
+        // Serialise once before joining: the first use of Jackson takes a few hundred ms, and a
+        // rank that stalls that long between collectives can exhaust its peers' RC retries
+        // (in a netreduce ring a sender's ACK waits for the slowest rank's packet).
+        Json.line(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0));
         for (String algorithm : algorithms) {
             CommunicatorConfig config = base.toBuilder().algorithm(algorithm).build();
             try (Communicator comm = Collectives.open(config)) {

@@ -52,6 +52,8 @@ public final class WorkerLoop {
         int rank = comm.rank();
         int p = comm.size();
         Reference.fill(input, rank, count);
+        // Start every size together: filling and checking take rank-dependent time.
+        comm.barrier();
         long wrong = 0;
         if (workload.check()) {
             runOnce(count, inPlace);
