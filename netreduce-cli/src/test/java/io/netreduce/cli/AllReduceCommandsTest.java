@@ -23,7 +23,7 @@ class AllReduceCommandsTest {
     private static final Duration T = Duration.ofSeconds(180);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long[] SIZE_LIST = {4096, 65536};
-    private static final long[] LOSS_SIZES = {4096, 262144};
+    private static final long[] LOSS_SIZES = {4096, 1 << 20};
 
     /** The soft RoCEv2 provider when it is on the class path (the switch needs it), else tcp. */
     static String transport() {
@@ -32,9 +32,13 @@ class AllReduceCommandsTest {
         return names.contains("soft") ? "soft" : "tcp";
     }
 
-    /** netreduce needs the soft provider (the switch splices RoCEv2 datagrams); ring runs on either. */
+    /**
+     * netreduce needs the soft provider (the switch splices RoCEv2 datagrams); ring runs on
+     * either. {@code -Dnetreduce.cli.test.algorithms=ring} narrows the runs (see the report).
+     */
     static List<String> algorithms() {
-        return transport().equals("soft") ? List.of("netreduce", "ring") : List.of("ring");
+        List<String> wanted = List.of(System.getProperty("netreduce.cli.test.algorithms", "netreduce,ring").split(","));
+        return transport().equals("soft") ? wanted : List.of("ring");
     }
 
     @Test
@@ -53,14 +57,14 @@ class AllReduceCommandsTest {
     @Test
     void demoWithTwoRanksAndLoss() throws Exception {
         assumeSoft();
-        JsonNode doc = demo(2, LOSS_SIZES, "--loss", "0.05", "--loss-seed", "11");
+        JsonNode doc = demo(2, LOSS_SIZES, "--loss", "0.01", "--loss-seed", "11");
         assertRetransmitted(doc);
     }
 
     @Test
     void demoWithFourRanksAndLoss() throws Exception {
         assumeSoft();
-        JsonNode doc = demo(4, LOSS_SIZES, "--loss", "0.05", "--loss-seed", "12");
+        JsonNode doc = demo(4, LOSS_SIZES, "--loss", "0.01", "--loss-seed", "12");
         assertRetransmitted(doc);
     }
 
@@ -78,8 +82,9 @@ class AllReduceCommandsTest {
             for (JsonNode r : doc.get("algorithms").get(algorithm)) {
                 retransmitted += r.get("retransmitted_packets").asLong();
             }
-            // Hundreds of packets at 5 % loss: no retransmission at all would mean no loss was injected.
-            assertTrue(retransmitted > 0, algorithm + ": no packet was retransmitted under 5 % loss: " + doc);
+            // Over a thousand timed packets at 1 % loss (P(no loss) < 1e-4): no retransmission at
+            // all would mean no loss was injected.
+            assertTrue(retransmitted > 0, algorithm + ": no packet was retransmitted under 1 % loss: " + doc);
         }
     }
 
@@ -150,19 +155,6 @@ class AllReduceCommandsTest {
             }
         }
         assertEquals(busbwSum / 6, doc.get("avg_busbw_gbps").asDouble(), busbwSum * 1e-9);
-        run.assertNothingLeftBehind();
-    }
-
-    @Test
-    void benchTableHasTheFooter() throws Exception {
-        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring", "--transport", transport(),
-                "-b", "4K", "-e", "4K", "-n", "2", "-w", "0");
-        run.assertExit(ExitCode.OK);
-        assertTrue(run.stdout.contains("out-of-place") && run.stdout.contains("in-place"), run.describe());
-        assertTrue(run.stdout.contains("# Out of bounds values : 0 OK"), run.describe());
-        assertTrue(run.stdout.contains("# Avg bus bandwidth    : "), run.describe());
-        assertTrue(run.stdout.lines().anyMatch(l -> l.matches("\\s+4096\\s+1024\\s+float\\s+sum\\s+-1\\s.*")),
-                run.describe());
         run.assertNothingLeftBehind();
     }
 

@@ -85,6 +85,7 @@ final class ProbeClient {
                     rows.add(row);
                 } else {
                     rows.add(roundTrips(side, recv, (int) size, retransmitsBefore));
+                    channel.expect("ECHOED");
                 }
             }
             channel.send("BYE");

@@ -111,6 +111,8 @@ final class ProbeServer {
                 } else {
                     channel.send("READY");
                     echo(side, recv, size, total);
+                    // Only now may the client tear down: our last pong has been acknowledged.
+                    channel.send("ECHOED");
                 }
                 sizesServed++;
             }
