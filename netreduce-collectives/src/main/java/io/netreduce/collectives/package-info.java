@@ -1,2 +1,7 @@
-/** netreduce-collectives: see the design brief's module layout. */
+/**
+ * The Communicator API (design brief §7): {@link io.netreduce.collectives.Collectives#open}
+ * with a {@link io.netreduce.collectives.CommunicatorConfig} (from the environment or built),
+ * then all-reduce, broadcast, all-gather and barrier on FloatBuffers. Backends ("netreduce",
+ * "ring") are found through {@link io.netreduce.collectives.spi.CommunicatorProvider}.
+ */
 package io.netreduce.collectives;

@@ -32,11 +32,14 @@ import java.util.concurrent.TimeUnit;
  * {@link AggregationEngine#process} for P ranks at 1 KiB of payload per packet (MTU 1024),
  * ranks in lockstep so every P-th packet completes an aggregation and emits P result
  * packets (ICRC verified on input, recomputed on every output). One invocation pushes a
- * precrafted stream of {@value #MESSAGES} messages; each invocation starts from a fresh ring
- * because msgIds must keep increasing.
+ * precrafted stream of {@value #MESSAGES} messages (2 MiB, about what a data plane's reused
+ * receive buffers keep in cache); each invocation starts from a fresh ring because msgIds
+ * must keep increasing. On a shared machine prefer {@link EngineProfile}, which reports CPU
+ * time next to wall time.
  *
- * <p>Run: {@code mvn -pl netreduce-switch -am test-compile exec:java -Dexec.classpathScope=test
- * -Dexec.mainClass=org.openjdk.jmh.Main -Dexec.args="EngineBenchmark"}
+ * <p>Run: {@code mvn -pl netreduce-switch exec:exec -Dexec.classpathScope=test -Dexec.executable=java
+ * -Dexec.args="-cp %classpath org.openjdk.jmh.Main EngineBenchmark"} (JMH's forks need a real
+ * class path, which {@code exec:java} does not give them).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -45,7 +48,7 @@ import java.util.concurrent.TimeUnit;
 @Measurement(iterations = 5, time = 2)
 @Fork(1)
 public class EngineBenchmark {
-    static final int MESSAGES = 256;
+    static final int MESSAGES = 64;
     static final int PACKETS_PER_MESSAGE = 8;
     static final int MTU = 1024;
     static final int RANKS = 4;

@@ -84,7 +84,7 @@ class SoftRingThroughSwitchTest {
             pd = device.allocateProtectionDomain();
             sendCq = device.createCompletionQueue(1024);
             recvCq = device.createCompletionQueue(1024);
-            QpAttributes attrs = QpAttributes.builder(sendCq, recvCq).mtu(MTU).ackTimeout(Duration.ofMillis(20))
+            QpAttributes attrs = QpAttributes.builder(sendCq, recvCq).mtu(MTU).ackTimeout(Duration.ofMillis(200))
                     .maxSendWr(64).maxRecvWr(MESSAGES + 4).build();
             next = pd.createQueuePair(attrs);
             prev = pd.createQueuePair(attrs);
@@ -130,7 +130,7 @@ class SoftRingThroughSwitchTest {
                 Random rnd = new Random(seed);
                 byte[][] originals = new byte[p][];
                 for (Rank r : ranks) {
-                    ByteBuffer t = r.tensor.buffer();
+                    ByteBuffer t = r.tensor.buffer().order(ByteOrder.LITTLE_ENDIAN);
                     for (int i = 0; i < MESSAGES * PAYLOAD / 4; i++) {
                         t.putFloat(i * 4, (rnd.nextFloat() - 0.5f) * 1000f);
                     }
@@ -156,12 +156,13 @@ class SoftRingThroughSwitchTest {
                     t.join(150_000);
                 }
                 if (failure.get() != null) {
-                    throw new AssertionError("seed " + seed + ": a rank failed", failure.get());
+                    throw new AssertionError("seed " + seed + ": a rank failed; switch " + describe(server), failure.get());
                 }
                 for (Rank r : ranks) {
                     byte[] got = new byte[MESSAGES * PAYLOAD];
                     r.tensor.buffer().get(0, got);
-                    assertArrayEquals(expected, got, "seed " + seed + ": rank " + r.rank + " result");
+                    assertArrayEquals(expected, got, () -> "seed " + seed + ": rank " + r.rank + " result; switch "
+                            + describe(server));
                 }
                 var c = server.engine().counters();
                 assertEquals(MESSAGES, c.get(Counter.MESSAGES_COMPLETED), "seed " + seed);
@@ -172,6 +173,20 @@ class SoftRingThroughSwitchTest {
                 }
             }
         }
+    }
+
+    private static String describe(SwitchServer server) {
+        var c = server.engine().counters();
+        StringBuilder b = new StringBuilder();
+        for (Counter k : Counter.values()) {
+            b.append(k.name().toLowerCase(java.util.Locale.ROOT)).append('=').append(c.get(k)).append(' ');
+        }
+        for (io.netreduce.netswitch.engine.DropReason d : io.netreduce.netswitch.engine.DropReason.values()) {
+            if (c.drops(d) > 0) {
+                b.append("drop_").append(d.label()).append('=').append(c.drops(d)).append(' ');
+            }
+        }
+        return b.append(server.engine().rings()).toString();
     }
 
     /** The NetReduce host loop for one rank: window of N messages, message i+N after result i. */

@@ -52,6 +52,11 @@ final class TcpDevice implements Device {
 
     TcpDevice(DeviceOptions options) {
         this.options = options;
+        if (options.localAddress().isAnyLocalAddress()) {
+            // Queue-pair endpoints carry this address for peers to dial: it must be a real one.
+            throw new VerbsException("tcp device needs a specific local address, not the wildcard "
+                    + options.localAddress().getHostAddress() + ": peers dial the address in its queue-pair endpoints");
+        }
         InetSocketAddress bind = new InetSocketAddress(options.localAddress(), options.port());
         try {
             server = ServerSocketChannel.open();

@@ -82,6 +82,7 @@ final class TcpQueuePair implements QueuePair {
     private long sendPosted;
     private long sendTransmitNext;
     private long sendAcked;
+    private boolean rnrBackoff;
     private long rnrBackoffUntilNanos;
 
     // Receive queue: [recvConsumed, recvPosted) posted and waiting.
@@ -442,7 +443,10 @@ final class TcpQueuePair implements QueuePair {
                             controlFrame = true;
                             break;
                         }
-                        long backoff = rnrBackoffUntilNanos - System.nanoTime();
+                        long backoff = rnrBackoff ? rnrBackoffUntilNanos - System.nanoTime() : 0;
+                        if (backoff <= 0) {
+                            rnrBackoff = false;
+                        }
                         if (state == QpState.READY && sendTransmitNext < sendPosted && backoff <= 0) {
                             slot = sendSlots[(int) (sendTransmitNext % sendSlots.length)];
                             sequence = (int) sendTransmitNext;
@@ -613,6 +617,13 @@ final class TcpQueuePair implements QueuePair {
         expectedSequence++;
         counters.increment(Counter.MESSAGES_RECEIVED);
         counters.add(Counter.BYTES_RECEIVED, length);
+        // Complete the receive before acknowledging, so that by the time the sender sees its
+        // completion the receiver's application can already see (and repost) this one.
+        if (recv != null) {
+            boolean imm = FrameHeader.hasImmediate(type);
+            pushRecv(recv.wrId, WcStatus.SUCCESS, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, length,
+                    imm, imm ? header.immediate() : 0, null);
+        }
         lock.lock();
         try {
             ackPending = true;
@@ -620,11 +631,6 @@ final class TcpQueuePair implements QueuePair {
             changed.signalAll();
         } finally {
             lock.unlock();
-        }
-        if (recv != null) {
-            boolean imm = FrameHeader.hasImmediate(type);
-            pushRecv(recv.wrId, WcStatus.SUCCESS, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, length,
-                    imm, imm ? header.immediate() : 0, null);
         }
     }
 
@@ -696,6 +702,7 @@ final class TcpQueuePair implements QueuePair {
                 }
                 // Go back: resend this request and all after it once the responder's RNR timer has run.
                 sendTransmitNext = sendAcked;
+                rnrBackoff = true;
                 rnrBackoffUntilNanos = System.nanoTime() + aux * 1000L;
                 changed.signalAll();
             } else if (status == FrameHeader.STATUS_REMOTE_ACCESS) {

@@ -30,12 +30,17 @@ import java.util.concurrent.TimeUnit;
  * one socket as a same-run baseline (compare with iperf3 too; see docs/benchmarks-tcp.md).
  *
  * <pre>
- * args: [send|write|nio] [messageBytes=1048576] [seconds=10] [window=8]
+ * args: [send|write|nio] [messageBytes=1048576] [seconds=10] [window=8] [shared|distinct]
  * </pre>
  *
- * "send" posts SENDs into posted RECVs, "write" posts RDMA WRITEs into one registered
+ * "send" posts SENDs into posted RECVs (the receive queue is kept twice as deep as the
+ * send window, as an RC application does so that a send rarely meets an empty queue), "write" posts RDMA WRITEs into one registered
  * region, "nio" writes the same message size over a plain blocking SocketChannel. Payload
- * bytes only (headers and ACKs are not counted). Prints one line of results.
+ * bytes only (headers and ACKs are not counted). "shared" (the default) sends every
+ * message from one source buffer into one destination buffer, as iperf3 and the NIO
+ * baseline do, so all three touch the same amount of memory; "distinct" gives every
+ * in-flight message its own buffers (more cache and TLB misses, closer to an application
+ * streaming a large tensor). Prints the result and the queue pairs' counters.
  */
 public final class TcpGoodputBenchmark {
     private TcpGoodputBenchmark() {
@@ -46,20 +51,30 @@ public final class TcpGoodputBenchmark {
         int size = args.length > 1 ? Integer.parseInt(args[1]) : 1 << 20;
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         int window = args.length > 3 ? Integer.parseInt(args[3]) : 8;
+        boolean distinct = args.length > 4 && args[4].equals("distinct");
         long bytes;
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuStart = os.getProcessCpuTime();
         long start = System.nanoTime();
         long end = start + TimeUnit.SECONDS.toNanos(seconds);
         if (mode.equals("nio")) {
             bytes = nio(size, end);
         } else {
-            bytes = verbs(mode.equals("write"), size, window, end);
+            bytes = verbs(mode.equals("write"), size, window, distinct ? size : 0, end);
         }
         double s = (System.nanoTime() - start) / 1e9;
-        System.out.printf("mode=%s size=%d window=%d seconds=%.2f bytes=%d goodput=%.3f GB/s (%.2f Gbit/s)%n",
-                mode, size, window, s, bytes, bytes / s / 1e9, bytes * 8 / s / 1e9);
+        // CPU seconds (user + system, both ends, this process) per GB moved: on a shared
+        // machine this says more about the provider's cost than wall-clock goodput does.
+        double cpu = (os.getProcessCpuTime() - cpuStart) / 1e9;
+        System.out.printf("mode=%s buffers=%s size=%d window=%d seconds=%.2f bytes=%d goodput=%.3f GB/s (%.2f Gbit/s)"
+                        + " cpu=%.2f s cpuPerGB=%.3f s%n",
+                mode, distinct ? "distinct" : "shared", size, window, s, bytes, bytes / s / 1e9, bytes * 8 / s / 1e9,
+                cpu, cpu / (bytes / 1e9));
     }
 
-    private static long verbs(boolean rdmaWrite, int size, int window, long end) throws Exception {
+    /** {@code stride}: distance between the buffers of consecutive slots (0: all share one). */
+    private static long verbs(boolean rdmaWrite, int size, int window, int stride, long end) throws Exception {
         DeviceOptions oa = DeviceOptions.builder().localAddress("127.0.0.10").port(0).build();
         DeviceOptions ob = DeviceOptions.builder().localAddress("127.0.0.20").port(0).build();
         try (Device a = Verbs.open("tcp", oa); Device b = Verbs.open("tcp", ob)) {
@@ -68,33 +83,39 @@ public final class TcpGoodputBenchmark {
             ProtectionDomain pda = a.allocateProtectionDomain();
             ProtectionDomain pdb = b.allocateProtectionDomain();
             QueuePair x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).maxSendWr(window).maxRecvWr(window).build());
-            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).maxSendWr(window).maxRecvWr(window).build());
+            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).maxSendWr(window).maxRecvWr(2 * window).build());
             CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
             x.connect(y.localEndpoint(), Duration.ofSeconds(10));
             f.get(10, TimeUnit.SECONDS);
             // Non-constant data: pages of one repeated value are merged and slow to rewrite.
-            ByteBuffer srcBuf = ByteBuffer.allocateDirect(window * size);
+            ByteBuffer srcBuf = ByteBuffer.allocateDirect(size + (window - 1) * stride);
             byte[] noise = new byte[srcBuf.capacity()];
             new Random(1).nextBytes(noise);
-            srcBuf.put(noise).clear();
+            srcBuf.put(noise, 0, srcBuf.capacity()).clear();
             MemoryRegion src = pda.register(srcBuf, EnumSet.of(Access.LOCAL_WRITE));
-            ByteBuffer dstBuf = ByteBuffer.allocateDirect(window * size);
-            dstBuf.put(noise).clear();
+            int depth = 2 * window;
+            ByteBuffer dstBuf = ByteBuffer.allocateDirect(size + (depth - 1) * stride);
+            while (dstBuf.hasRemaining()) {
+                dstBuf.put(noise, 0, Math.min(noise.length, dstBuf.remaining()));
+            }
+            dstBuf.clear();
             MemoryRegion dst = pdb.register(dstBuf, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_WRITE));
             RecvRequest r = new RecvRequest();
             if (!rdmaWrite) {
-                for (int i = 0; i < window; i++) {
-                    r.reset().wrId(i).sgl().add(dst, i * size, size);
+                for (int i = 0; i < depth; i++) {
+                    r.reset().wrId(i).sgl().add(dst, i * stride, size);
                     y.postRecv(r);
                 }
             }
             SendRequest s = new SendRequest();
             WorkCompletion[] wcs = new WorkCompletion[window];
-            WorkCompletion[] recvWcs = new WorkCompletion[window];
+            WorkCompletion[] recvWcs = new WorkCompletion[2 * window];
+            for (int i = 0; i < recvWcs.length; i++) {
+                recvWcs[i] = new WorkCompletion();
+            }
             for (int i = 0; i < window; i++) {
                 wcs[i] = new WorkCompletion();
-                recvWcs[i] = new WorkCompletion();
-                post(x, s, src, dst, rdmaWrite, i, size);
+                post(x, s, src, dst, rdmaWrite, i, size, stride);
             }
             long completed = 0;
             long posted = window;
@@ -109,7 +130,7 @@ public final class TcpGoodputBenchmark {
                     int m = cqb.poll(recvWcs);
                     for (int i = 0; i < m; i++) {
                         check(recvWcs[i]);
-                        r.reset().wrId(recvWcs[i].wrId()).sgl().add(dst, (int) recvWcs[i].wrId() * size, size);
+                        r.reset().wrId(recvWcs[i].wrId()).sgl().add(dst, (int) recvWcs[i].wrId() * stride, size);
                         y.postRecv(r);
                     }
                 }
@@ -117,20 +138,21 @@ public final class TcpGoodputBenchmark {
                     check(wcs[i]);
                     completed++;
                     if (!stopping) {
-                        post(x, s, src, dst, rdmaWrite, (int) wcs[i].wrId(), size);
+                        post(x, s, src, dst, rdmaWrite, (int) wcs[i].wrId(), size, stride);
                         posted++;
                     }
                 }
             }
+            System.out.println("sender " + x.counters() + " receiver " + y.counters());
             return completed * size;
         }
     }
 
     private static void post(QueuePair qp, SendRequest s, MemoryRegion src, MemoryRegion dst, boolean rdmaWrite,
-                             int slot, int size) {
-        s.reset().wrId(slot).sgl().add(src, slot * size, size);
+                             int slot, int size, int stride) {
+        s.reset().wrId(slot).sgl().add(src, slot * stride, size);
         if (rdmaWrite) {
-            s.opcode(SendOpcode.RDMA_WRITE).remote(dst.address() + (long) slot * size, dst.rkey());
+            s.opcode(SendOpcode.RDMA_WRITE).remote(dst.address() + (long) slot * stride, dst.rkey());
         }
         qp.postSend(s);
     }

@@ -128,6 +128,18 @@ class TcpQueuePairTest {
     }
 
     @Test
+    void wildcardAndBusyAddressesAreRefusedWithTheReason() throws Exception {
+        VerbsException wildcard = assertThrows(VerbsException.class, () -> open("0.0.0.0"));
+        assertTrue(wildcard.getMessage().contains("wildcard"), wildcard.getMessage());
+        try (Device d = open("127.0.0.10")) {
+            int port = ((TcpDevice) d).boundAddress().getPort();
+            VerbsException busy = assertThrows(VerbsException.class, () -> Verbs.open("tcp",
+                    DeviceOptions.builder().localAddress("127.0.0.10").port(port).build()));
+            assertTrue(busy.getMessage().contains("cannot listen on /127.0.0.10:" + port), busy.getMessage());
+        }
+    }
+
+    @Test
     void frameHeaderRoundTrips() {
         FrameHeader h = new FrameHeader().wrap(ByteBuffer.allocateDirect(FrameHeader.LENGTH));
         h.set(FrameHeader.TYPE_WRITE_IMM, FrameHeader.STATUS_RNR, 0xFFFF_FFFE, 1 << 20, 0xCAFEBABE,

@@ -1,0 +1,68 @@
+package io.netreduce.collectives;
+
+import java.nio.FloatBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A group of {@link #size()} ranks that run collectives together. Every rank must issue
+ * the same collectives, with tensors of the same length, in the same order; operations run
+ * one at a time in the order they were called (asynchronous ones included).
+ *
+ * <p>Tensors are the {@code remaining()} elements of a {@link FloatBuffer} (from its
+ * position to its limit); position and limit are left unchanged. A direct buffer in
+ * {@link io.netreduce.host.MessagePlan#PAYLOAD_ORDER} (little-endian) is registered once and
+ * used in place, without copies; any other buffer (heap, or the other byte order) is staged
+ * through registered memory. A buffer must not be touched while an operation on it runs.
+ *
+ * <p>Results are bitwise identical on every rank. Blocking calls throw
+ * {@link CollectiveException} on failure, never wait longer than the configured timeout
+ * without progress, and throw {@link IllegalArgumentException} or
+ * {@link IllegalStateException} at once for bad arguments or a closed communicator.
+ */
+public interface Communicator extends AutoCloseable {
+
+    int rank();
+
+    int size();
+
+    /** The algorithm actually in use: "netreduce" or "ring" (after any fallback). */
+    String algorithm();
+
+    /** The verbs provider (transport) in use, e.g. "soft" or "tcp". */
+    String transport();
+
+    /** In-place all-reduce, SUM. */
+    default void allReduce(FloatBuffer tensor) {
+        allReduce(tensor, ReduceOp.SUM);
+    }
+
+    /** In-place all-reduce. */
+    void allReduce(FloatBuffer tensor, ReduceOp op);
+
+    default CompletableFuture<Void> allReduceAsync(FloatBuffer tensor) {
+        return allReduceAsync(tensor, ReduceOp.SUM);
+    }
+
+    /**
+     * Queues an in-place all-reduce and returns at once. Argument errors are thrown here;
+     * failures of the operation complete the future exceptionally with a
+     * {@link CollectiveException}.
+     */
+    CompletableFuture<Void> allReduceAsync(FloatBuffer tensor, ReduceOp op);
+
+    /** Copies {@code root}'s tensor into every rank's tensor, bit for bit. */
+    void broadcast(FloatBuffer tensor, int root);
+
+    /**
+     * Gathers every rank's {@code input} into {@code output}, rank 0's first:
+     * {@code output.remaining()} must be {@code size() * input.remaining()}.
+     */
+    void allGather(FloatBuffer input, FloatBuffer output);
+
+    /** Returns when every rank has called it. */
+    void barrier();
+
+    /** Leaves the group: releases registered memory, queue pairs and the rendezvous connection. */
+    @Override
+    void close();
+}

@@ -1,0 +1,224 @@
+package io.netreduce.collectives;
+
+import io.netreduce.host.MessagePlan;
+import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.FaultPlan;
+import io.netreduce.verbs.QpAttributes;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Everything a rank needs to join a group. The algorithm ("netreduce" or "ring") and the
+ * transport (a verbs provider name such as "soft" or "tcp") are chosen independently.
+ * Immutable; build with {@link #builder()} or read from the environment with
+ * {@link #fromEnvironment()}.
+ */
+public final class CommunicatorConfig {
+    public static final String NETREDUCE = "netreduce";
+    public static final String RING = "ring";
+    /** torchrun's default rendezvous port. */
+    public static final int DEFAULT_MASTER_PORT = 29500;
+    /** The software switch's default control-plane port. */
+    public static final int DEFAULT_SWITCH_CONTROL_PORT = 7100;
+
+    private final int rank;
+    private final int worldSize;
+    private final String masterAddress;
+    private final int masterPort;
+    private final String algorithm;
+    private final String transport;
+    private final String localAddress;
+    private final int devicePort;
+    private final InetSocketAddress switchAddress;
+    private final URI switchControl;
+    private final int window;
+    private final int messageBytes;
+    private final int mtu;
+    private final Duration timeout;
+    private final FaultPlan faults;
+    private final Duration ackTimeout;
+    private final List<String> sources;
+
+    private CommunicatorConfig(Builder b) {
+        if (b.worldSize < 1) {
+            throw new IllegalArgumentException("world size must be at least 1: " + b.worldSize);
+        }
+        if (b.worldSize > 0xFFFF) {
+            throw new IllegalArgumentException("world size must fit 16 bits: " + b.worldSize);
+        }
+        if (b.rank < 0 || b.rank >= b.worldSize) {
+            throw new IllegalArgumentException("rank " + b.rank + " is outside world of size " + b.worldSize);
+        }
+        if (b.window < 1) {
+            throw new IllegalArgumentException("window must be at least 1 message: " + b.window);
+        }
+        if (b.masterPort < 0 || b.masterPort > 0xFFFF) {
+            throw new IllegalArgumentException("master port out of range: " + b.masterPort);
+        }
+        MessagePlan.checkPayloadBytes(b.messageBytes);
+        QpAttributes.checkMtu(b.mtu);
+        Objects.requireNonNull(b.timeout, "timeout");
+        if (b.timeout.isNegative() || b.timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive: " + b.timeout);
+        }
+        this.rank = b.rank;
+        this.worldSize = b.worldSize;
+        this.masterAddress = Objects.requireNonNull(b.masterAddress, "master address");
+        this.masterPort = b.masterPort;
+        this.algorithm = Objects.requireNonNull(b.algorithm, "algorithm");
+        this.transport = Objects.requireNonNull(b.transport, "transport");
+        this.localAddress = b.localAddress;
+        this.devicePort = b.devicePort;
+        this.switchAddress = b.switchAddress;
+        this.switchControl = b.switchControl != null || b.switchAddress == null ? b.switchControl
+                : URI.create("http://" + b.switchAddress.getHostString() + ":" + DEFAULT_SWITCH_CONTROL_PORT);
+        this.window = b.window;
+        this.messageBytes = b.messageBytes;
+        this.mtu = b.mtu;
+        this.timeout = b.timeout;
+        this.faults = Objects.requireNonNull(b.faults, "faults");
+        this.ackTimeout = Objects.requireNonNull(b.ackTimeout, "ackTimeout");
+        if (ackTimeout.isNegative() || ackTimeout.isZero()) {
+            throw new IllegalArgumentException("ACK timeout must be positive: " + ackTimeout);
+        }
+        this.sources = List.copyOf(b.sources);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this configuration's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.rank = rank;
+        b.worldSize = worldSize;
+        b.masterAddress = masterAddress;
+        b.masterPort = masterPort;
+        b.algorithm = algorithm;
+        b.transport = transport;
+        b.localAddress = localAddress;
+        b.devicePort = devicePort;
+        b.switchAddress = switchAddress;
+        b.switchControl = switchControl;
+        b.window = window;
+        b.messageBytes = messageBytes;
+        b.mtu = mtu;
+        b.timeout = timeout;
+        b.faults = faults;
+        b.ackTimeout = ackTimeout;
+        b.sources.addAll(sources);
+        return b;
+    }
+
+    /** Reads {@link System#getenv()}; see {@link #fromEnvironment(Map)}. */
+    public static CommunicatorConfig fromEnvironment() {
+        return fromEnvironment(System.getenv());
+    }
+
+    /**
+     * Reads rank, world size and rendezvous address from, in order of precedence,
+     * {@code NETREDUCE_RANK/NETREDUCE_WORLD_SIZE/NETREDUCE_MASTER_ADDR/NETREDUCE_MASTER_PORT},
+     * torchrun's {@code RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT}, Open MPI's
+     * {@code OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE} and Slurm's
+     * {@code SLURM_PROCID/SLURM_NTASKS}; and the other settings from {@code NETREDUCE_*}
+     * variables (see the user guide). Without any launcher variables it is a world of one.
+     */
+    public static CommunicatorConfig fromEnvironment(Map<String, String> env) {
+        return EnvironmentReader.read(env);
+    }
+
+    public int rank() { return rank; }
+    public int worldSize() { return worldSize; }
+    public String masterAddress() { return masterAddress; }
+    public int masterPort() { return masterPort; }
+    /** Requested algorithm: "netreduce" (falls back to "ring" without a usable switch) or "ring". */
+    public String algorithm() { return algorithm; }
+    /** Verbs provider name for the data path. */
+    public String transport() { return transport; }
+    /** Address this rank's device binds, or null to choose one (127.0.0.(rank+2) for a loopback master). */
+    public String localAddress() { return localAddress; }
+    public int devicePort() { return devicePort; }
+    /** The switch's data-path address (every device's gateway in netreduce mode), or null. */
+    public InetSocketAddress switchAddress() { return switchAddress; }
+    /** The switch's HTTP control plane, or null. */
+    public URI switchControl() { return switchControl; }
+    /** Messages in flight per rank (N). */
+    public int window() { return window; }
+    /** Tensor bytes per message. */
+    public int messageBytes() { return messageBytes; }
+    public int mtu() { return mtu; }
+    /** Longest wait without progress before an operation fails (default 30 s). */
+    public Duration timeout() { return timeout; }
+    /** Seeded faults injected on every packet this rank's device sends (tests and demos; default none). */
+    public FaultPlan faults() { return faults; }
+    /**
+     * The transport's local ACK timeout (RC retransmission timer; 7 retries before a peer is
+     * declared gone). Default 200 ms: generous enough for an overloaded machine, short
+     * enough to recover a lost tail packet quickly.
+     */
+    public Duration ackTimeout() { return ackTimeout; }
+    /** Where each setting came from, for the start-up log line. */
+    public List<String> sources() { return sources; }
+
+    @Override
+    public String toString() {
+        return "CommunicatorConfig{rank=" + rank + "/" + worldSize + ", master=" + masterAddress + ":" + masterPort
+                + ", algorithm=" + algorithm + ", transport=" + transport
+                + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
+                + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
+                + ", window=" + window + ", messageBytes=" + messageBytes + ", mtu=" + mtu
+                + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
+    }
+
+    public static final class Builder {
+        private int rank;
+        private int worldSize = 1;
+        private String masterAddress = "127.0.0.1";
+        private int masterPort = DEFAULT_MASTER_PORT;
+        private String algorithm = NETREDUCE;
+        private String transport = "soft";
+        private String localAddress;
+        private int devicePort = DeviceOptions.ROCE_PORT;
+        private InetSocketAddress switchAddress;
+        private URI switchControl;
+        private int window = 4;
+        private int messageBytes = 16 * 1024;
+        private int mtu = 4096;
+        private Duration timeout = Duration.ofSeconds(30);
+        private FaultPlan faults = FaultPlan.NONE;
+        private Duration ackTimeout = Duration.ofMillis(200);
+        private final List<String> sources = new ArrayList<>();
+
+        public Builder rank(int v) { rank = v; return this; }
+        public Builder worldSize(int v) { worldSize = v; return this; }
+        public Builder masterAddress(String v) { masterAddress = v; return this; }
+        public Builder masterPort(int v) { masterPort = v; return this; }
+        public Builder algorithm(String v) { algorithm = v; return this; }
+        public Builder transport(String v) { transport = v; return this; }
+        public Builder localAddress(String v) { localAddress = v; return this; }
+        public Builder devicePort(int v) { devicePort = v; return this; }
+        public Builder switchAddress(InetSocketAddress v) { switchAddress = v; return this; }
+        public Builder switchControl(URI v) { switchControl = v; return this; }
+        public Builder window(int v) { window = v; return this; }
+        public Builder messageBytes(int v) { messageBytes = v; return this; }
+        public Builder mtu(int v) { mtu = v; return this; }
+        public Builder timeout(Duration v) { timeout = v; return this; }
+        public Builder faults(FaultPlan v) { faults = v; return this; }
+        public Builder ackTimeout(Duration v) { ackTimeout = v; return this; }
+
+        Builder source(String s) {
+            sources.add(s);
+            return this;
+        }
+
+        public CommunicatorConfig build() {
+            return new CommunicatorConfig(this);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package io.netreduce.collectives.internal;
+
+import io.netreduce.host.CompletionPump;
+import io.netreduce.host.MessagePlan;
+import io.netreduce.host.ProgressGuard;
+import io.netreduce.host.ResultMismatchException;
+import io.netreduce.host.HostException;
+import io.netreduce.verbs.Access;
+import io.netreduce.verbs.CompletionQueue;
+import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.ProtectionDomain;
+import io.netreduce.verbs.QueuePair;
+import io.netreduce.verbs.RecvRequest;
+import io.netreduce.verbs.SendRequest;
+import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.WcOpcode;
+import io.netreduce.verbs.WorkCompletion;
+import io.netreduce.verbs.roce.InaHeader;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.function.Supplier;
+
+/**
+ * Classic ring all-reduce with host-side summation over the NetReduce ring of queue pairs
+ * (send to rank r+1, receive from rank r-1), pipelined in messages: 2(P-1) steps, the first
+ * P-1 a reduce-scatter, the last P-1 an all-gather. At step s rank r sends chunk (r-s) mod P
+ * and receives chunk (r-s-1) mod P; message k of step s is sent as soon as message k of
+ * step s-1 has been received, so all steps overlap.
+ *
+ * <p>Summation order (documented, and what the tests check): chunk c of the tensor (the
+ * elements [c·n/P, (c+1)·n/P)) is summed along the ring starting at rank c,
+ * {@code (((x_c + x_{c+1}) + x_{c+2}) + ... + x_{c-1})} (indices mod P), by rank c-1; the
+ * all-gather then copies that result unchanged to everyone, so all ranks hold the same bits.
+ *
+ * <p>Each message is {@code [INA header, slice]}; the header's ring-id field carries the
+ * tensor's element count so that a neighbour reducing a tensor of another length is caught
+ * at the first message. Reduce-scatter data lands in a registered staging ring and is added
+ * into the tensor; all-gather data lands directly in the tensor.
+ */
+public final class RingAllReduce implements AutoCloseable {
+    private static final int HEADER = InaHeader.LENGTH;
+
+    private final QueuePair toNext;
+    private final QueuePair fromPrev;
+    private final int rank;
+    private final int size;
+    private final int payloadBytes;
+    private final int window;
+    private final int slots;
+    private final CompletionPump pump;
+    private final MemoryRegion headers;
+    private final ByteBuffer headerBytes;
+    private final MemoryRegion staging;
+    private final ByteBuffer stagingBytes;
+    private final InaHeader header = new InaHeader();
+    private final SendRequest send = new SendRequest(2);
+    private final RecvRequest recv = new RecvRequest(2);
+    private final int[] sendBase;
+    private final int[] recvBase;
+    private final Supplier<String> context = this::describe;
+
+    private int sendSeq;
+    private int recvSeq;
+    private int elements;
+    private ByteBuffer tensor;
+    private int tensorOffset;
+    private MemoryRegion tensorRegion;
+    private int sent;
+    private int sendsDone;
+    private int posted;
+    private int received;
+    private int steps;
+
+    public RingAllReduce(ProtectionDomain pd, QueuePair toNext, QueuePair fromPrev, CompletionQueue cq, int rank,
+                         int size, int payloadBytes, int window, Duration timeout) {
+        this.toNext = toNext;
+        this.fromPrev = fromPrev;
+        this.rank = rank;
+        this.size = size;
+        this.payloadBytes = MessagePlan.checkPayloadBytes(payloadBytes);
+        this.window = window;
+        this.slots = 2 * window;
+        this.pump = new CompletionPump(cq, 64, timeout);
+        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots) * HEADER), EnumSet.of(Access.LOCAL_WRITE));
+        this.headerBytes = headers.buffer();
+        this.staging = pd.register(ByteBuffer.allocateDirect(slots * payloadBytes), EnumSet.of(Access.LOCAL_WRITE));
+        this.stagingBytes = staging.buffer().order(MessagePlan.PAYLOAD_ORDER);
+        this.sendBase = new int[2 * size];
+        this.recvBase = new int[2 * size];
+    }
+
+    /** Sums {@code n} elements at byte {@code offset} of {@code region} in place across the ring. */
+    public void run(MemoryRegion region, int offset, int n, ProgressGuard guard) {
+        if (size == 1 || n == 0) {
+            return;
+        }
+        elements = n;
+        tensorRegion = region;
+        tensor = region.buffer().order(MessagePlan.PAYLOAD_ORDER);
+        tensorOffset = offset;
+        steps = 2 * (size - 1);
+        for (int s = 0; s < steps; s++) {
+            sendBase[s + 1] = sendBase[s] + messages(sendChunk(s));
+            recvBase[s + 1] = recvBase[s] + messages(recvChunk(s));
+        }
+        int totalSend = sendBase[steps];
+        int totalRecv = recvBase[steps];
+        sent = 0;
+        sendsDone = 0;
+        posted = 0;
+        received = 0;
+        int sendStep = 0;
+        int postStep = 0;
+        int doneStep = 0;
+        while (received < totalRecv || sendsDone < totalSend) {
+            while (posted < totalRecv && posted < received + slots) {
+                while (posted >= recvBase[postStep + 1]) {
+                    postStep++;
+                }
+                postRecv(postStep, posted - recvBase[postStep]);
+                posted++;
+            }
+            while (sent < totalSend && sent < sendsDone + window) {
+                while (sent >= sendBase[sendStep + 1]) {
+                    sendStep++;
+                }
+                int k = sent - sendBase[sendStep];
+                if (sendStep > 0 && recvBase[sendStep - 1] + k >= received) {
+                    break; // its data has not arrived from the previous rank yet
+                }
+                postSend(sendStep, k);
+                sent++;
+            }
+            int count = pump.await(guard, context);
+            for (int i = 0; i < count; i++) {
+                WorkCompletion wc = pump.completion(i);
+                if (wc.opcode() == WcOpcode.RECV) {
+                    while (received >= recvBase[doneStep + 1]) {
+                        doneStep++;
+                    }
+                    arrived(wc, doneStep, received - recvBase[doneStep]);
+                    received++;
+                } else {
+                    sendsDone++;
+                }
+            }
+        }
+        sendSeq += totalSend;
+        recvSeq += totalRecv;
+    }
+
+    private int sendChunk(int step) {
+        return Math.floorMod(rank - step, size);
+    }
+
+    private int recvChunk(int step) {
+        return Math.floorMod(rank - step - 1, size);
+    }
+
+    private int chunkStart(int c) {
+        return (int) ((long) c * elements / size);
+    }
+
+    private int messages(int chunk) {
+        return MessagePlan.messageCount(chunkStart(chunk + 1) - chunkStart(chunk), payloadBytes);
+    }
+
+    /** Element offset and count of message k of chunk c, packed as offset << 32 | count. */
+    private long slice(int chunk, int k) {
+        int start = chunkStart(chunk) + k * (payloadBytes / 4);
+        int count = Math.min(payloadBytes / 4, chunkStart(chunk + 1) - start);
+        return ((long) start << 32) | count;
+    }
+
+    private void postSend(int step, int k) {
+        long sl = slice(sendChunk(step), k);
+        int bytes = (int) sl * 4;
+        int slot = (sent % window) * HEADER;
+        header.wrap(headerBytes, slot).set(InaHeader.DTYPE_FP32, rank, elements, sendSeq + sent, bytes);
+        send.reset().wrId(sent);
+        send.sgl().add(headers, slot, HEADER).add(tensorRegion, tensorOffset + (int) (sl >>> 32) * 4, bytes);
+        try {
+            toNext.postSend(send);
+        } catch (VerbsException e) {
+            throw new HostException("posting ring message " + sent + " failed: " + e.getMessage() + "; " + describe(), e);
+        }
+    }
+
+    private void postRecv(int step, int k) {
+        long sl = slice(recvChunk(step), k);
+        int bytes = (int) sl * 4;
+        int slot = posted % slots;
+        recv.reset().wrId(posted);
+        recv.sgl().add(headers, (window + slot) * HEADER, HEADER);
+        if (step < size - 1) {
+            recv.sgl().add(staging, slot * payloadBytes, bytes);
+        } else {
+            recv.sgl().add(tensorRegion, tensorOffset + (int) (sl >>> 32) * 4, bytes);
+        }
+        try {
+            fromPrev.postRecv(recv);
+        } catch (VerbsException e) {
+            throw new HostException("posting ring receive " + posted + " failed: " + e.getMessage() + "; "
+                    + describe(), e);
+        }
+    }
+
+    private void arrived(WorkCompletion wc, int step, int k) {
+        long sl = slice(recvChunk(step), k);
+        int count = (int) sl;
+        int slot = received % slots;
+        header.wrap(headerBytes, (window + slot) * HEADER);
+        if (header.ringId() != elements) {
+            throw new ResultMismatchException("rank " + rank + ": rank " + Math.floorMod(rank - 1, size)
+                    + " reduces a tensor of " + header.ringId() + " elements, this rank one of " + elements);
+        }
+        if (wc.wrId() != received || header.msgId() != recvSeq + received || header.payloadLength() != count * 4
+                || wc.byteLength() != HEADER + count * 4) {
+            throw new ResultMismatchException("rank " + rank + ": ring message " + received + " arrived as "
+                    + wc.byteLength() + " bytes with header " + header + "; expected msg " + (recvSeq + received)
+                    + " of " + count * 4 + " bytes");
+        }
+        if (step < size - 1) {
+            int at = tensorOffset + (int) (sl >>> 32) * 4;
+            int from = slot * payloadBytes;
+            for (int i = 0; i < count * 4; i += 4) {
+                tensor.putFloat(at + i, stagingBytes.getFloat(from + i) + tensor.getFloat(at + i));
+            }
+        }
+    }
+
+    private String describe() {
+        return "rank " + rank + " of " + size + " (ring all-reduce of " + elements + " elements) waiting for message "
+                + received + " from rank " + Math.floorMod(rank - 1, size) + " (sent " + sent + ", acknowledged "
+                + sendsDone + ")";
+    }
+
+    @Override
+    public void close() {
+        headers.close();
+        staging.close();
+    }
+}

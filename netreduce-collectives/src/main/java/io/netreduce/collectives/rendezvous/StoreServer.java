@@ -1,0 +1,282 @@
+package io.netreduce.collectives.rendezvous;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A small key-value store for rendezvous, hosted by rank 0 (like torch's TCPStore). One
+ * text line per request over TCP:
+ * <ul>
+ * <li>{@code HELLO rank}, {@code SET key value}, {@code WAIT key} (answered when the key
+ * exists), {@code BYE}: answered with {@code R value};</li>
+ * <li>{@code CHECK key rank value}: answered with {@code C OK} once every rank has checked
+ * the same key with the same value, or {@code C MISMATCH ...} listing each rank's value,
+ * used to agree on tensor lengths without an extra round trip on the data path;</li>
+ * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text}.</li>
+ * </ul>
+ * A rank whose connection ends without {@code BYE} is reported as failed to everyone: that
+ * is how the other ranks learn, by name, that a process died.
+ */
+public final class StoreServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreServer.class);
+
+    private final int worldSize;
+    private final ServerSocket socket;
+    private final Thread acceptor;
+    private final List<Connection> connections = new CopyOnWriteArrayList<>();
+    private final Map<String, String> values = new HashMap<>();
+    private final Map<String, List<Connection>> waiters = new HashMap<>();
+    private final Map<String, Check> checks = new HashMap<>();
+    private String failure;
+    private int leftCount;
+    private volatile boolean closed;
+
+    private static final class Check {
+        final String[] values;
+        final Connection[] from;
+        int count;
+
+        Check(int n) {
+            values = new String[n];
+            from = new Connection[n];
+        }
+    }
+
+    private final class Connection implements Runnable {
+        final Socket s;
+        final OutputStream out;
+        int rank = -1;
+        boolean left;
+
+        Connection(Socket s) throws IOException {
+            this.s = s;
+            this.out = s.getOutputStream();
+        }
+
+        synchronized void send(String line) {
+            try {
+                out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+                out.flush();
+            } catch (IOException e) {
+                LOG.debug("store: cannot write to rank {}: {}", rank, e.toString());
+            }
+        }
+
+        @Override
+        public void run() {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    handle(this, line);
+                }
+            } catch (IOException e) {
+                LOG.debug("store: connection of rank {} ended: {}", rank, e.toString());
+            } finally {
+                connections.remove(this);
+                if (!left && rank >= 0 && !closed) {
+                    fail("rank " + rank + " left the group without closing its communicator "
+                            + "(process died or lost its connection to the rendezvous host)");
+                }
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // already gone
+                }
+            }
+        }
+    }
+
+    public StoreServer(InetSocketAddress bind, int worldSize) throws IOException {
+        this.worldSize = worldSize;
+        this.socket = new ServerSocket();
+        socket.setReuseAddress(true);
+        socket.bind(bind, 128);
+        acceptor = new Thread(this::acceptLoop, "netreduce-store-" + socket.getLocalPort());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) socket.getLocalSocketAddress();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            try {
+                Socket s = socket.accept();
+                s.setTcpNoDelay(true);
+                Connection c = new Connection(s);
+                connections.add(c);
+                Thread t = new Thread(c, "netreduce-store-conn");
+                t.setDaemon(true);
+                t.start();
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.warn("store: accept failed: {}", e.toString());
+                }
+            }
+        }
+    }
+
+    private void handle(Connection c, String line) {
+        String[] p = line.split(" ", 4);
+        switch (p[0]) {
+            case "HELLO" -> {
+                String f;
+                synchronized (this) {
+                    c.rank = Integer.parseInt(p[1]);
+                    f = failure;
+                }
+                c.send("R OK");
+                if (f != null) {
+                    c.send("F " + f);
+                }
+            }
+            case "SET" -> {
+                String value = line.substring(5 + p[1].length());
+                List<Connection> wake;
+                synchronized (this) {
+                    values.put(p[1], value);
+                    wake = waiters.remove(p[1]);
+                }
+                c.send("R OK");
+                if (wake != null) {
+                    wake.forEach(w -> w.send("R " + value));
+                }
+            }
+            case "WAIT" -> {
+                String v;
+                synchronized (this) {
+                    v = values.get(p[1]);
+                    if (v == null) {
+                        waiters.computeIfAbsent(p[1], k -> new ArrayList<>()).add(c);
+                    }
+                }
+                if (v != null) {
+                    c.send("R " + v);
+                }
+            }
+            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "");
+            case "WHO" -> c.send("R " + missing(p[1]));
+            case "FAIL" -> fail(line.substring(5));
+            case "BYE" -> {
+                synchronized (this) {
+                    c.left = true;
+                    leftCount++;
+                    notifyAll();
+                }
+                c.send("R OK");
+            }
+            default -> c.send("R ERROR unknown request: " + p[0]);
+        }
+    }
+
+    private void check(Connection c, String key, int rank, String value) {
+        Check done;
+        synchronized (this) {
+            Check k = checks.computeIfAbsent(key, x -> new Check(worldSize));
+            if (k.values[rank] == null) {
+                k.count++;
+            }
+            k.values[rank] = value;
+            k.from[rank] = c;
+            if (k.count < worldSize) {
+                return;
+            }
+            checks.remove(key);
+            done = k;
+        }
+        boolean same = true;
+        for (String v : done.values) {
+            same &= v.equals(done.values[0]);
+        }
+        StringBuilder reply = new StringBuilder(same ? "C OK" : "C MISMATCH");
+        if (!same) {
+            for (int r = 0; r < worldSize; r++) {
+                reply.append(r == 0 ? " " : ", ").append("rank ").append(r).append(": ").append(done.values[r]);
+            }
+        }
+        for (Connection to : done.from) {
+            to.send(reply.toString());
+        }
+    }
+
+    /** Ranks that have not yet checked {@code key}, e.g. "[2, 3]"; "[]" if the check completed or never began. */
+    private synchronized String missing(String key) {
+        Check k = checks.get(key);
+        List<Integer> ranks = new ArrayList<>();
+        for (int r = 0; k != null && r < worldSize; r++) {
+            if (k.values[r] == null) {
+                ranks.add(r);
+            }
+        }
+        return ranks.toString();
+    }
+
+    /**
+     * Waits until {@code ranks} ranks have left with BYE (or a failure was reported), so
+     * the host of the store does not pull it from under ranks still finishing an operation.
+     */
+    public synchronized boolean awaitLeft(int ranks, long timeoutMillis) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        while (leftCount < ranks && failure == null) {
+            long wait = deadline - System.currentTimeMillis();
+            if (wait <= 0) {
+                return false;
+            }
+            wait(wait);
+        }
+        return true;
+    }
+
+    private void fail(String text) {
+        String flat = text.replace('\n', ' ');
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = flat;
+            notifyAll();
+        }
+        LOG.warn("store: failure reported to every rank: {}", flat);
+        for (Connection c : connections) {
+            c.send("F " + flat);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        for (Connection c : connections) {
+            try {
+                c.s.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+        try {
+            acceptor.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

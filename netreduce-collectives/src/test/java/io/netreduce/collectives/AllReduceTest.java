@@ -1,0 +1,153 @@
+package io.netreduce.collectives;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.nio.FloatBuffer;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * All-reduce through communicators for P = 1..8 in one JVM, both algorithms, sizes 0, 1,
+ * 3, 255, one MTU of elements and message boundaries ±1, with tensors of every kind:
+ * every rank's result equals the documented reference bit for bit (so ranks agree with
+ * each other too).
+ */
+@Timeout(120)
+@SuppressWarnings("try")
+class AllReduceTest {
+    private static final int MTU_ELEMENTS = TestGroup.MTU / 4;
+    private static final int MESSAGE_ELEMENTS = TestGroup.MESSAGE_BYTES / 4;
+    private static final int[] SIZES = {0, 1, 3, 255, MTU_ELEMENTS, MESSAGE_ELEMENTS - 1, MESSAGE_ELEMENTS,
+            MESSAGE_ELEMENTS + 1, 5 * MESSAGE_ELEMENTS + 1, 100_003};
+
+    @ParameterizedTest(name = "{1} P={0}")
+    @CsvSource({"1,netreduce", "2,netreduce", "3,netreduce", "4,netreduce", "5,netreduce", "6,netreduce",
+            "7,netreduce", "8,netreduce", "1,ring", "2,ring", "3,ring", "4,ring", "5,ring", "6,ring", "7,ring",
+            "8,ring"})
+    void sumsMatchTheDocumentedOrderOnEveryRank(int p, String algorithm) throws Exception {
+        try (TestGroup g = TestGroup.open(p, algorithm)) {
+            String actual = g.comms.get(0).algorithm();
+            assertEquals(TestGroup.expectedAlgorithm(algorithm), actual);
+            int round = 0;
+            for (int n : SIZES) {
+                for (Tensors.Kind kind : Tensors.Kind.values()) {
+                    long seed = 31L * p + 7L * n + kind.ordinal() + 1000L * round++;
+                    checkOnce(g, actual, n, kind, seed);
+                }
+            }
+        }
+    }
+
+    static void checkOnce(TestGroup g, String algorithm, int n, Tensors.Kind kind, long seed) throws Exception {
+        int p = g.comms.size();
+        Random random = new Random(seed);
+        float[][] inputs = new float[p][];
+        FloatBuffer[] tensors = new FloatBuffer[p];
+        for (int r = 0; r < p; r++) {
+            inputs[r] = Tensors.random(random, n);
+            tensors[r] = Tensors.make(kind, inputs[r]);
+        }
+        g.all((r, c) -> {
+            c.allReduce(tensors[r]);
+            return null;
+        }, 60);
+        float[] expected = Tensors.expected(algorithm, inputs);
+        for (int r = 0; r < p; r++) {
+            assertNull(Tensors.diff(tensors[r], expected), "seed " + seed + ", " + algorithm + ", P=" + p + ", n=" + n
+                    + ", " + kind + ", rank " + r);
+        }
+    }
+
+    /** Long (about a minute on a loaded 2-core box): run with -Dnetreduce.test.large=true. */
+    @ParameterizedTest(name = "{0} 64 MiB")
+    @CsvSource({"netreduce", "ring"})
+    @EnabledIfSystemProperty(named = "netreduce.test.large", matches = "true")
+    void sixtyFourMebibytes(String algorithm) throws Exception {
+        try (TestGroup g = TestGroup.open(4, TestGroup.template(algorithm).messageBytes(256 * 1024), 1L << 30)) {
+            checkOnce(g, g.comms.get(0).algorithm(), 16 * 1024 * 1024, Tensors.Kind.DIRECT, 64);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} AVG and async")
+    @CsvSource({"netreduce", "ring"})
+    void averageAndAsyncOperationsRunInCallOrder(String algorithm) throws Exception {
+        int p = 3;
+        int n = 3000;
+        long seed = 99;
+        Random random = new Random(seed);
+        float[][] a = new float[p][];
+        float[][] b = new float[p][];
+        FloatBuffer[] ta = new FloatBuffer[p];
+        FloatBuffer[] tb = new FloatBuffer[p];
+        for (int r = 0; r < p; r++) {
+            a[r] = Tensors.random(random, n);
+            b[r] = Tensors.random(random, n);
+            ta[r] = Tensors.make(Tensors.Kind.DIRECT, a[r]);
+            tb[r] = Tensors.make(Tensors.Kind.HEAP, b[r]);
+        }
+        try (TestGroup g = TestGroup.open(p, algorithm)) {
+            g.all((r, c) -> {
+                CompletableFuture<Void> f1 = c.allReduceAsync(ta[r], ReduceOp.AVG);
+                CompletableFuture<Void> f2 = c.allReduceAsync(tb[r]);
+                CompletableFuture.allOf(f1, f2).get(30, TimeUnit.SECONDS);
+                return null;
+            }, 60);
+        }
+        algorithm = TestGroup.expectedAlgorithm(algorithm);
+        float[] avg = Tensors.expected(algorithm, a);
+        for (int i = 0; i < n; i++) {
+            avg[i] = avg[i] / p;
+        }
+        float[] sum = Tensors.expected(algorithm, b);
+        for (int r = 0; r < p; r++) {
+            assertNull(Tensors.diff(ta[r], avg), "seed " + seed + " AVG rank " + r);
+            assertNull(Tensors.diff(tb[r], sum), "seed " + seed + " SUM rank " + r);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} broadcast, allGather, barrier")
+    @CsvSource({"netreduce", "ring"})
+    void broadcastAllGatherAndBarrierAreExact(String algorithm) throws Exception {
+        int p = 4;
+        int n = 1500;
+        long seed = 5;
+        Random random = new Random(seed);
+        float[] root = Tensors.random(random, n);
+        root[0] = -0.0f;
+        root[1] = Float.NaN;
+        root[2] = Float.NEGATIVE_INFINITY;
+        root[3] = Float.MIN_VALUE;
+        float[][] parts = new float[p][];
+        for (int r = 0; r < p; r++) {
+            parts[r] = Tensors.random(random, 7);
+        }
+        try (TestGroup g = TestGroup.open(p, algorithm)) {
+            List<Object> results = g.onEveryRank((r, c) -> {
+                FloatBuffer t = Tensors.make(Tensors.Kind.HEAP, r == 2 ? root : Tensors.random(new Random(r), n));
+                c.broadcast(t, 2);
+                FloatBuffer out = Tensors.make(Tensors.Kind.DIRECT, new float[7 * p]);
+                c.allGather(Tensors.make(Tensors.Kind.HEAP, parts[r]), out);
+                c.barrier();
+                return new FloatBuffer[] {t, out};
+            }, 60);
+            float[] gathered = new float[7 * p];
+            for (int r = 0; r < p; r++) {
+                System.arraycopy(parts[r], 0, gathered, 7 * r, 7);
+            }
+            for (int r = 0; r < p; r++) {
+                if (!(results.get(r) instanceof FloatBuffer[] got)) {
+                    throw new AssertionError("rank " + r + " failed", (Throwable) results.get(r));
+                }
+                assertNull(Tensors.diff(got[0], root), "seed " + seed + " broadcast, rank " + r);
+                assertNull(Tensors.diff(got[1], gathered), "seed " + seed + " allGather, rank " + r);
+            }
+        }
+    }
+}

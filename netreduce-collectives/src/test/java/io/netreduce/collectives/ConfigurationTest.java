@@ -1,0 +1,104 @@
+package io.netreduce.collectives;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netreduce.collectives.spi.CommunicatorProvider;
+import java.net.URI;
+import java.nio.FloatBuffer;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigurationTest {
+
+    @Test
+    void readsTorchrunVariables() {
+        CommunicatorConfig c = CommunicatorConfig.fromEnvironment(Map.of("RANK", "3", "WORLD_SIZE", "8",
+                "MASTER_ADDR", "10.0.0.1", "MASTER_PORT", "1234"));
+        assertEquals(3, c.rank());
+        assertEquals(8, c.worldSize());
+        assertEquals("10.0.0.1", c.masterAddress());
+        assertEquals(1234, c.masterPort());
+        assertTrue(c.sources().get(0).contains("torchrun"), c.sources().toString());
+    }
+
+    @Test
+    void readsOpenMpiAndSlurmVariables() {
+        CommunicatorConfig mpi = CommunicatorConfig.fromEnvironment(Map.of("OMPI_COMM_WORLD_RANK", "1",
+                "OMPI_COMM_WORLD_SIZE", "4", "NETREDUCE_MASTER_ADDR", "node0"));
+        assertEquals(1, mpi.rank());
+        assertEquals(4, mpi.worldSize());
+        assertEquals("node0", mpi.masterAddress());
+        assertEquals(CommunicatorConfig.DEFAULT_MASTER_PORT, mpi.masterPort());
+        CommunicatorConfig slurm = CommunicatorConfig.fromEnvironment(Map.of("SLURM_PROCID", "5", "SLURM_NTASKS", "6"));
+        assertEquals(5, slurm.rank());
+        assertEquals(6, slurm.worldSize());
+    }
+
+    @Test
+    void netreduceVariablesTakePrecedenceAndSetEverything() {
+        CommunicatorConfig c = CommunicatorConfig.fromEnvironment(Map.ofEntries(
+                Map.entry("NETREDUCE_RANK", "2"), Map.entry("NETREDUCE_WORLD_SIZE", "4"),
+                Map.entry("RANK", "0"), Map.entry("WORLD_SIZE", "2"),
+                Map.entry("NETREDUCE_ALGORITHM", "Ring"), Map.entry("NETREDUCE_TRANSPORT", "tcp"),
+                Map.entry("NETREDUCE_SWITCH", "127.0.0.1:4792"), Map.entry("NETREDUCE_WINDOW", "8"),
+                Map.entry("NETREDUCE_MESSAGE_BYTES", "8192"), Map.entry("NETREDUCE_MTU", "2048"),
+                Map.entry("NETREDUCE_TIMEOUT_SECONDS", "2.5"), Map.entry("NETREDUCE_LOCAL_ADDR", "127.0.0.9")));
+        assertEquals(2, c.rank());
+        assertEquals(4, c.worldSize());
+        assertEquals("ring", c.algorithm());
+        assertEquals("tcp", c.transport());
+        assertEquals(4792, c.switchAddress().getPort());
+        assertEquals(URI.create("http://127.0.0.1:" + CommunicatorConfig.DEFAULT_SWITCH_CONTROL_PORT), c.switchControl());
+        assertEquals(8, c.window());
+        assertEquals(8192, c.messageBytes());
+        assertEquals(2048, c.mtu());
+        assertEquals(Duration.ofMillis(2500), c.timeout());
+        assertEquals("127.0.0.9", c.localAddress());
+    }
+
+    @Test
+    void defaultsAreAWorldOfOneWithThirtySecondTimeout() {
+        CommunicatorConfig c = CommunicatorConfig.fromEnvironment(Map.of());
+        assertEquals(0, c.rank());
+        assertEquals(1, c.worldSize());
+        assertEquals(Duration.ofSeconds(30), c.timeout());
+        assertEquals("netreduce", c.algorithm());
+        assertNull(c.switchAddress());
+    }
+
+    @Test
+    void badValuesAreRejectedSayingWhich() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "x", "WORLD_SIZE", "2")));
+        assertTrue(e.getMessage().contains("RANK"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "2", "WORLD_SIZE", "2")));
+        assertTrue(e.getMessage().contains("outside world"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_MESSAGE_BYTES", "6")));
+        assertTrue(e.getMessage().contains("multiple of 4"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_MTU", "1500")));
+        assertTrue(e.getMessage().contains("MTU"), e.getMessage());
+    }
+
+    @Test
+    void backendsAreFoundByNameThroughServiceLoader() {
+        assertEquals("netreduce", Collectives.provider("NetReduce").name());
+        assertEquals("ring", Collectives.provider("ring").name());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Collectives.provider("nccl"));
+        assertTrue(e.getMessage().contains("netreduce") && e.getMessage().contains("ring"), e.getMessage());
+        CommunicatorProvider ring = Collectives.provider("ring");
+        try (Communicator c = ring.open(CommunicatorConfig.builder().build())) {
+            assertEquals(1, c.size());
+            assertEquals("ring", c.algorithm());
+            FloatBuffer t = FloatBuffer.wrap(new float[] {1, 2, 3});
+            c.allReduce(t, ReduceOp.AVG);
+            assertEquals(2f, t.get(1));
+        }
+    }
+}

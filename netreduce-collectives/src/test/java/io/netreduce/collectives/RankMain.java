@@ -1,0 +1,67 @@
+package io.netreduce.collectives;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Random;
+
+/**
+ * One rank as its own process, for the multi-process tests: reads its configuration from
+ * the environment (torchrun-style variables), all-reduces seeded tensors of the sizes given
+ * in TEST_SIZES, writes each result to TEST_OUT/rank-R-N.bin (little-endian floats) and
+ * prints one line per size. With TEST_DIE_RANK equal to its rank it halts abruptly while the
+ * others are inside the first all-reduce, as a crashed process would.
+ */
+public final class RankMain {
+    private RankMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        CommunicatorConfig config = CommunicatorConfig.fromEnvironment();
+        long seed = Long.parseLong(System.getenv("TEST_SEED"));
+        Path out = Path.of(System.getenv("TEST_OUT"));
+        int die = Integer.parseInt(System.getenv().getOrDefault("TEST_DIE_RANK", "-1"));
+        try (Communicator c = Collectives.open(config)) {
+            System.out.println("rank " + c.rank() + " algorithm " + c.algorithm());
+            for (String s : System.getenv("TEST_SIZES").split(",")) {
+                int n = Integer.parseInt(s);
+                float[] values = Tensors.random(new Random(seed * 1_000_003L + 31L * n + c.rank()), n);
+                FloatBuffer t = Tensors.make(c.rank() % 2 == 0 ? Tensors.Kind.DIRECT : Tensors.Kind.HEAP, values);
+                if (c.rank() == die) {
+                    Thread.sleep(500);
+                    Runtime.getRuntime().halt(3);
+                }
+                long t0 = System.nanoTime();
+                try {
+                    c.allReduce(t);
+                } catch (CollectiveException e) {
+                    System.out.println("FAILED after " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + e.getMessage());
+                    System.exit(2);
+                }
+                System.out.println("n=" + n + " ok " + (System.nanoTime() - t0) / 1000 + " us");
+                write(out.resolve("rank-" + c.rank() + "-" + n + ".bin"), t);
+            }
+        } catch (CollectiveException e) {
+            System.out.println("FAILED " + e.getMessage());
+            System.exit(2);
+        }
+    }
+
+    private static void write(Path file, FloatBuffer t) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(t.remaining() * 4).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = t.position(); i < t.limit(); i++) {
+            b.putFloat(t.get(i));
+        }
+        b.flip();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.netreduce.collectives;
+
+import io.netreduce.host.MessagePlan;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.util.Random;
+
+/** Test tensors of the three kinds a user may pass, and the documented reference sums. */
+public final class Tensors {
+    public enum Kind {
+        /** Direct, payload byte order: registered and used in place. */
+        DIRECT,
+        /** Heap: staged. */
+        HEAP,
+        /** Direct in the other byte order: staged. */
+        DIRECT_OTHER_ORDER
+    }
+
+    private Tensors() {
+    }
+
+    /** A tensor of n elements at position 3 of a larger buffer (to test offsets), filled from {@code values}. */
+    public static FloatBuffer make(Kind kind, float[] values) {
+        int n = values.length;
+        FloatBuffer whole = switch (kind) {
+            case DIRECT -> ByteBuffer.allocateDirect((n + 5) * 4).order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+            case HEAP -> FloatBuffer.allocate(n + 5);
+            case DIRECT_OTHER_ORDER -> ByteBuffer.allocateDirect((n + 5) * 4)
+                    .order(MessagePlan.PAYLOAD_ORDER == ByteOrder.BIG_ENDIAN ? ByteOrder.LITTLE_ENDIAN
+                            : ByteOrder.BIG_ENDIAN).asFloatBuffer();
+        };
+        whole.put(0, 42f).put(1, 42f).put(2, 42f);
+        whole.put(3, values);
+        whole.put(n + 3, 42f).put(n + 4, 42f);
+        return whole.position(3).limit(n + 3);
+    }
+
+    public static float[] random(Random random, int n) {
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = (float) (random.nextGaussian() * 100);
+        }
+        return v;
+    }
+
+    /** netreduce: the switch sums in rank order, ((x0 + x1) + x2) + ... */
+    public static float[] rankOrderSum(float[][] inputs) {
+        int n = inputs[0].length;
+        float[] out = inputs[0].clone();
+        for (int r = 1; r < inputs.length; r++) {
+            for (int i = 0; i < n; i++) {
+                out[i] += inputs[r][i];
+            }
+        }
+        return out;
+    }
+
+    /** ring: chunk c = [c·n/P, (c+1)·n/P) is summed starting at rank c: ((x_c + x_{c+1}) + ...) + x_{c-1}. */
+    public static float[] ringOrderSum(float[][] inputs) {
+        int p = inputs.length;
+        int n = inputs[0].length;
+        float[] out = new float[n];
+        for (int c = 0; c < p; c++) {
+            int from = (int) ((long) c * n / p);
+            int to = (int) ((long) (c + 1) * n / p);
+            for (int i = from; i < to; i++) {
+                float acc = inputs[c][i];
+                for (int k = 1; k < p; k++) {
+                    acc += inputs[(c + k) % p][i];
+                }
+                out[i] = acc;
+            }
+        }
+        return out;
+    }
+
+    public static float[] expected(String algorithm, float[][] inputs) {
+        return CommunicatorConfig.RING.equals(algorithm) || inputs.length == 1 ? ringOrderSum(inputs)
+                : rankOrderSum(inputs);
+    }
+
+    /** Null when {@code t}'s remaining elements equal {@code expected} bit for bit, else what differs. */
+    public static String diff(FloatBuffer t, float[] expected) {
+        if (t.remaining() != expected.length) {
+            return "length " + t.remaining() + " != " + expected.length;
+        }
+        for (int i = 0; i < expected.length; i++) {
+            float got = t.get(t.position() + i);
+            if (Float.floatToRawIntBits(got) != Float.floatToRawIntBits(expected[i])) {
+                return "element " + i + ": got " + got + ", expected " + expected[i];
+            }
+        }
+        FloatBuffer whole = t.duplicate().clear();
+        if (whole.get(t.position() - 1) != 42f || whole.get(t.limit()) != 42f) {
+            return "wrote outside position..limit";
+        }
+        return null;
+    }
+}

@@ -1,0 +1,131 @@
+package io.netreduce.collectives;
+
+import io.netreduce.host.inproc.InprocSwitch;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Test fixture: P communicators in this JVM over a transport named by the system property
+ * {@code netreduce.test.transport} (default "soft", the RoCEv2 provider; "inproc" is the fast
+ * in-process test provider, "tcp" runs everything as ring), with the software switch (or,
+ * for inproc, its stand-in) for the netreduce algorithm, and a way to run one action on
+ * every rank at once with a deadline.
+ */
+@SuppressWarnings("try")
+public final class TestGroup implements AutoCloseable {
+    public static final String TRANSPORT = System.getProperty("netreduce.test.transport", "soft");
+    public static final int MESSAGE_BYTES = 4096;
+    public static final int MTU = 1024;
+    private static final AtomicInteger SWITCH_PORTS = new AtomicInteger(41000);
+
+    public final List<Communicator> comms;
+    private final AutoCloseable sw;
+    private final ExecutorService pool;
+
+    @FunctionalInterface
+    public interface RankAction<T> {
+        T run(int rank, Communicator c) throws Exception;
+    }
+
+    private TestGroup(List<Communicator> comms, AutoCloseable sw, int p) {
+        this.comms = comms;
+        this.sw = sw;
+        this.pool = Executors.newFixedThreadPool(p);
+    }
+
+    /** The algorithm a group ends up with: netreduce needs a transport that goes through the switch. */
+    public static String expectedAlgorithm(String requested) {
+        return "tcp".equals(TRANSPORT) ? CommunicatorConfig.RING : requested;
+    }
+
+    public static CommunicatorConfig.Builder template(String algorithm) {
+        return CommunicatorConfig.builder().algorithm(algorithm).transport(TRANSPORT).messageBytes(MESSAGE_BYTES)
+                .mtu(MTU).window(4).timeout(Duration.ofSeconds(20));
+    }
+
+    /** P communicators; for "netreduce" a switch (stand-in for inproc) is started and configured. */
+    public static TestGroup open(int p, String algorithm) throws Exception {
+        return open(p, template(algorithm), 1L << 30);
+    }
+
+    public static TestGroup open(int p, CommunicatorConfig.Builder template, long switchMemory) throws Exception {
+        CommunicatorConfig probe = template.build();
+        AutoCloseable sw = null;
+        if (CommunicatorConfig.NETREDUCE.equals(probe.algorithm()) && probe.switchAddress() == null) {
+            if ("inproc".equals(probe.transport())) {
+                InprocSwitch s = InprocSwitch.start(new InetSocketAddress("127.0.0.1", SWITCH_PORTS.incrementAndGet()),
+                        switchMemory);
+                template.switchAddress(s.datapath()).switchControl(s.controlUri());
+                sw = s;
+            } else if (!"tcp".equals(probe.transport())) {
+                RealSwitch s = RealSwitch.start(switchMemory);
+                template.switchAddress(s.data()).switchControl(s.control());
+                sw = s;
+            }
+        }
+        try {
+            return new TestGroup(Collectives.openLocal(p, template.build()), sw, p);
+        } catch (RuntimeException e) {
+            if (sw != null) {
+                sw.close();
+            }
+            throw e;
+        }
+    }
+
+
+    /** Runs {@code action} on every rank concurrently; returns each rank's result or throwable. */
+    public <T> List<Object> onEveryRank(RankAction<T> action, long seconds) throws Exception {
+        List<Future<T>> fs = new ArrayList<>();
+        for (int r = 0; r < comms.size(); r++) {
+            int rank = r;
+            fs.add(pool.submit(() -> action.run(rank, comms.get(rank))));
+        }
+        List<Object> out = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        for (Future<T> f : fs) {
+            try {
+                out.add(f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+            } catch (java.util.concurrent.ExecutionException e) {
+                out.add(e.getCause());
+            }
+        }
+        return out;
+    }
+
+    /** Like {@link #onEveryRank} but rethrows the first failure. */
+    public <T> void all(RankAction<T> action, long seconds) throws Exception {
+        for (Object o : onEveryRank(action, seconds)) {
+            if (o instanceof Exception e) {
+                throw e;
+            }
+            if (o instanceof Error e) {
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    @SuppressWarnings("try")
+    public void close() throws Exception {
+        List<Future<?>> closing = new ArrayList<>();
+        for (Communicator c : comms) {
+            closing.add(pool.submit(c::close));
+        }
+        for (Future<?> f : closing) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdownNow();
+        pool.awaitTermination(10, TimeUnit.SECONDS);
+        if (sw != null) {
+            sw.close();
+        }
+    }
+}
