@@ -50,11 +50,15 @@ for p in $RANKS; do
 
   if [[ -z "${SKIP_NETREDUCE:-}" ]]; then
     for algo in netreduce ring; do
-      json="$("$root/bin/netreduce" bench --local "$p" --algorithm "$algo" -b "$BYTES" -e "$BYTES" \
-                -n "$ITERS" -w "$WARMUP" --json 2>/dev/null)"
-      row="$(python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]["in_place"]; print("%.1f %.3f %d" % (r["time_us"], r["busbw_gbps"], r["wrong"]))' <<<"$json")"
-      read -r t bw wrong <<<"$row"
-      echo "| $p | netreduce $algo (soft) | $BYTES | $t | $bw | $wrong |"
+      errlog="$out/netreduce-$algo-$p.err"
+      if json="$("$root/bin/netreduce" bench --local "$p" --algorithm "$algo" -b "$BYTES" -e "$BYTES" \
+                  -n "$ITERS" -w "$WARMUP" --json 2>"$errlog")"; then
+        row="$(python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]["in_place"]; print("%.1f %.3f %d" % (r["time_us"], r["busbw_gbps"], r["wrong"]))' <<<"$json")"
+        read -r t bw wrong <<<"$row"
+        echo "| $p | netreduce $algo (soft, in place) | $BYTES | $t | $bw | $wrong |"
+      else
+        echo "| $p | netreduce $algo (soft) | $BYTES | failed: $(grep '^netreduce bench:' "$errlog" | cut -c1-160) | | |"
+      fi
     done
   fi
 done

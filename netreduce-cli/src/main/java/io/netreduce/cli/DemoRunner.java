@@ -139,6 +139,11 @@ final class DemoRunner {
                 "--check", "true", "--out-of-place", "false", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu),
                 "--loss", String.valueOf(o.loss), "--loss-seed", String.valueOf(o.lossSeed)));
+        List<String> ports = new ArrayList<>();
+        for (int i = 0; i < w.algorithms().size(); i++) {
+            ports.add(String.valueOf(LocalCluster.freeLoopbackPort()));
+        }
+        args.addAll(List.of("--rendezvous-ports", String.join(",", ports)));
         if (CliLogging.verbose()) {
             args.add("--verbose");
         }

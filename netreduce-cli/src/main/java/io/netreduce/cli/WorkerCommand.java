@@ -72,6 +72,13 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--op-timeout", defaultValue = "60")
     int opTimeoutSeconds;
 
+    /**
+     * One rendezvous port per algorithm (each algorithm is a new group): reusing rank 0's
+     * port would let a fast rank reach the previous group's store before rank 0 closes it.
+     */
+    @Option(names = "--rendezvous-ports", split = ",")
+    List<Integer> rendezvousPorts;
+
     @Override
     public Integer call() {
         ParentWatchdog.startIfChild();
@@ -85,8 +92,13 @@ public final class WorkerCommand implements Callable<Integer> {
         // rank that stalls that long between collectives can exhaust its peers' RC retries
         // (in a netreduce ring a sender's ACK waits for the slowest rank's packet).
         Json.line(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0));
-        for (String algorithm : algorithms) {
-            CommunicatorConfig config = base.toBuilder().algorithm(algorithm).build();
+        for (int i = 0; i < algorithms.size(); i++) {
+            String algorithm = algorithms.get(i);
+            CommunicatorConfig.Builder b = base.toBuilder().algorithm(algorithm);
+            if (rendezvousPorts != null && i < rendezvousPorts.size()) {
+                b.masterPort(rendezvousPorts.get(i));
+            }
+            CommunicatorConfig config = b.build();
             try (Communicator comm = Collectives.open(config)) {
                 if (!comm.algorithm().equals(algorithm)) {
                     throw new CliException("asked for " + algorithm + " all-reduce but the group fell back to "
