@@ -91,6 +91,11 @@ final class Responder {
             return;
         }
         int op = frame.opcode();
+        if (!Opcode.isSend(op) && !Opcode.isWrite(op)) {
+            fatal(Aeth.SYNDROME_NAK_INVALID_REQUEST, psn, Opcode.name(op) + " at PSN " + psn
+                    + " is not supported by this responder (SEND and RDMA WRITE only)");
+            return;
+        }
         if (!checkSequence(op, psn)) {
             return;
         }

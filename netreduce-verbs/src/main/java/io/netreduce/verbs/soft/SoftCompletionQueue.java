@@ -5,7 +5,6 @@ import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
 import io.netreduce.verbs.WorkCompletion;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -107,10 +106,5 @@ final class SoftCompletionQueue implements CompletionQueue {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Wait at most this long in one blocking poll, for callers that loop. */
-    static long nanos(Duration d) {
-        return TimeUnit.NANOSECONDS.convert(d);
     }
 }

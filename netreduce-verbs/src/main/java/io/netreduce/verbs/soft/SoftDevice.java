@@ -345,7 +345,7 @@ final class SoftDevice implements Device {
         int length = content.readableBytes();
         counters.increment(Counter.PACKETS_RECEIVED);
         counters.add(Counter.BYTES_RECEIVED, length);
-        ByteBuffer nio = content.internalNioBuffer(content.readerIndex(), length);
+        ByteBuffer nio = view(content, length);
         FrameError error = frame.wrap(nio, nio.position(), length);
         if (error != FrameError.NONE) {
             counters.increment(Counter.DROP_MALFORMED);
@@ -361,6 +361,20 @@ final class SoftDevice implements Device {
             return;
         }
         qp.onPacket(frame);
+    }
+
+    /**
+     * An NIO view of the datagram without allocating: Netty hands out each datagram as a
+     * slice of its receive buffer, and a slice's own NIO view is a fresh object per call,
+     * while the root buffer caches one. Address arithmetic finds the slice in the root.
+     */
+    private static ByteBuffer view(ByteBuf content, int length) {
+        ByteBuf root = content.unwrap();
+        if (root != null && root.unwrap() == null && content.hasMemoryAddress() && root.hasMemoryAddress()) {
+            long at = content.memoryAddress() + content.readerIndex() - root.memoryAddress();
+            return root.internalNioBuffer((int) at, length);
+        }
+        return content.internalNioBuffer(content.readerIndex(), length);
     }
 
     private void endOfBurst() {

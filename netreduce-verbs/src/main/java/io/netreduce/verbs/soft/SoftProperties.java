@@ -36,8 +36,14 @@ final class SoftProperties {
     private SoftProperties() {
     }
 
-    static int intProperty(DeviceOptions o, String key, int def, int min, int max) {
+    /** A device property, else the JVM system property of the same name (a process-wide default). */
+    static String property(DeviceOptions o, String key) {
         String v = o.property(key, null);
+        return v != null ? v : System.getProperty(key);
+    }
+
+    static int intProperty(DeviceOptions o, String key, int def, int min, int max) {
+        String v = property(o, key);
         if (v == null) {
             return def;
         }
@@ -53,7 +59,7 @@ final class SoftProperties {
     }
 
     static boolean booleanProperty(DeviceOptions o, String key, boolean def) {
-        String v = o.property(key, null);
+        String v = property(o, key);
         if (v == null) {
             return def;
         }

@@ -324,8 +324,8 @@ final class SoftQueuePair implements QueuePair {
             return;
         }
         state = QpState.ERROR;
-        LOG.warn("QP {} (peer {}) entered the error state: {} ({}); counters {}", qpn, remoteEndpoint,
-                status, reason, counters);
+        LOG.warn("QP {} (peer {}) entered the error state: {} ({}); counters {}, device counters {}", qpn,
+                remoteEndpoint, status, reason, counters, device.counters());
         flushAll(status, failedIndex);
         if (egress != null) {
             egress.flush();

@@ -56,15 +56,31 @@ public final class SoftGoodputBenchmark {
                 .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    /** CPU seconds per live thread that used more than 0.1 s. */
-    static String threadCpu() {
+    /** CPU nanoseconds of every live thread, by name. */
+    static java.util.Map<String, Long> threadCpu() {
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
-        StringBuilder sb = new StringBuilder();
+        java.util.Map<String, Long> m = new java.util.TreeMap<>();
         for (long id : mx.getAllThreadIds()) {
             java.lang.management.ThreadInfo info = mx.getThreadInfo(id);
             long cpu = mx.getThreadCpuTime(id);
-            if (info != null && cpu > 100_000_000L) {
-                sb.append(String.format(Locale.ROOT, "%s=%.2fs ", info.getThreadName(), cpu / 1e9));
+            if (info != null && cpu > 0) {
+                m.merge(info.getThreadName(), cpu, Long::sum);
+            }
+        }
+        return m;
+    }
+
+    /** Per-thread CPU used since {@code before}, and goodput per CPU-second of each event loop. */
+    static String threadCpuSince(java.util.Map<String, Long> before, double bytes) {
+        StringBuilder sb = new StringBuilder();
+        for (var e : threadCpu().entrySet()) {
+            double s = (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 1e9;
+            if (s > 0.05) {
+                sb.append(String.format(Locale.ROOT, "%s %.2f s", e.getKey(), s));
+                if (e.getKey().startsWith("soft-rdma")) {
+                    sb.append(String.format(Locale.ROOT, " (%.2f GB/CPU-s)", bytes / s / 1e9));
+                }
+                sb.append("; ");
             }
         }
         return sb.toString();
@@ -94,12 +110,14 @@ public final class SoftGoodputBenchmark {
             long startCount = 0;
             long end = Long.MAX_VALUE;
             long cpuStart = 0;
+            java.util.Map<String, Long> threadsStart = java.util.Map.of();
             while (true) {
                 long now = System.nanoTime();
                 if (start == 0 && now >= warmupEnd) {
                     start = now;
                     startCount = received;
                     cpuStart = processCpuNanos();
+                    threadsStart = threadCpu();
                     end = start + Duration.ofSeconds(seconds).toNanos();
                 }
                 if (now >= end) {
@@ -107,7 +125,8 @@ public final class SoftGoodputBenchmark {
                     double cpu = (processCpuNanos() - cpuStart) / 1e9;
                     System.out.printf(Locale.ROOT, "  CPU %.2f s in %.2f s wall (%.0f%% of one core); %.2f GB per CPU-second%n", cpu, secs,
                             100 * cpu / secs, (received - startCount) * (double) message / cpu / 1e9);
-                    System.out.println("  thread CPU: " + threadCpu());
+                    System.out.println("  thread CPU: "
+                            + threadCpuSince(threadsStart, (received - startCount) * (double) message));
                     System.out.println("  sender " + pair.a.qp.counters() + "\n  receiver " + pair.b.qp.counters());
                     return (received - startCount) * (double) message / secs / 1e9;
                 }

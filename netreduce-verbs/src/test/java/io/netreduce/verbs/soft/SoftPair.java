@@ -75,6 +75,16 @@ final class SoftPair implements AutoCloseable {
         b = hb;
     }
 
+    private SoftPair(Host a, Host b) {
+        this.a = a;
+        this.b = b;
+    }
+
+    /** The same two hosts with roles swapped (closing either view closes both). */
+    SoftPair reversed() {
+        return new SoftPair(b, a);
+    }
+
     @Override
     public void close() {
         try {

@@ -88,6 +88,26 @@ class SoftTransferTest {
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void bothDirectionsAtOnce() throws Exception {
+        long seed = 15;
+        pair = new SoftPair(host("127.0.31.9"), host("127.0.31.10"), q -> q.ackTimeout(ACK_TIMEOUT));
+        Transfer ab = new Transfer(pair, seed, 5000);
+        Transfer ba = new Transfer(pair.reversed(), seed + 1, 5000);
+        java.util.concurrent.CompletableFuture<Void> other = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try {
+                ba.run(8 * MIB, Duration.ofSeconds(90));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        ab.run(8 * MIB, Duration.ofSeconds(90));
+        other.get(100, TimeUnit.SECONDS);
+        assertEquals(0, pair.a.device.counters().totalDrops(), "A device " + pair.a.device.counters());
+        assertEquals(0, pair.b.device.counters().totalDrops(), "B device " + pair.b.device.counters());
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void initialPsnJustBelowWrapAtMtu4096() throws InterruptedException {
         long seed = 14;
         run("127.0.31.7", "127.0.31.8", FaultPlan.loss(seed, 0.01), FaultPlan.NONE, 4096, 0xFFFFFF - 40,

@@ -52,29 +52,40 @@ public final class TcpGoodputBenchmark {
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         int window = args.length > 3 ? Integer.parseInt(args[3]) : 8;
         boolean distinct = args.length > 4 && args[4].equals("distinct");
-        long bytes;
-        com.sun.management.OperatingSystemMXBean os =
-                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-        long cpuStart = os.getProcessCpuTime();
-        long start = System.nanoTime();
-        long end = start + TimeUnit.SECONDS.toNanos(seconds);
-        if (mode.equals("nio")) {
-            bytes = nio(size, end);
-        } else {
-            bytes = verbs(mode.equals("write"), size, window, distinct ? size : 0, end);
-        }
-        double s = (System.nanoTime() - start) / 1e9;
-        // CPU seconds (user + system, both ends, this process) per GB moved: on a shared
-        // machine this says more about the provider's cost than wall-clock goodput does.
-        double cpu = (os.getProcessCpuTime() - cpuStart) / 1e9;
+        long bytes = mode.equals("nio") ? nio(size, seconds)
+                : verbs(mode.equals("write"), size, window, distinct ? size : 0, seconds);
+        double s = (measuredEnd - measuredStart) / 1e9;
+        // CPU seconds (user + system of this process, i.e. both ends) per GB moved, over the
+        // measured interval only: on a shared machine this says more about the provider's
+        // cost than wall-clock goodput does.
+        double cpu = (cpuEnd - cpuStart) / 1e9;
         System.out.printf("mode=%s buffers=%s size=%d window=%d seconds=%.2f bytes=%d goodput=%.3f GB/s (%.2f Gbit/s)"
                         + " cpu=%.2f s cpuPerGB=%.3f s%n",
                 mode, distinct ? "distinct" : "shared", size, window, s, bytes, bytes / s / 1e9, bytes * 8 / s / 1e9,
                 cpu, cpu / (bytes / 1e9));
     }
 
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    private static long measuredStart;
+    private static long measuredEnd;
+    private static long cpuStart;
+    private static long cpuEnd;
+
+    /** Starts the measured interval (after set-up) and returns its deadline. */
+    private static long startMeasuring(int seconds) {
+        cpuStart = OS.getProcessCpuTime();
+        measuredStart = System.nanoTime();
+        return measuredStart + TimeUnit.SECONDS.toNanos(seconds);
+    }
+
+    private static void stopMeasuring() {
+        measuredEnd = System.nanoTime();
+        cpuEnd = OS.getProcessCpuTime();
+    }
+
     /** {@code stride}: distance between the buffers of consecutive slots (0: all share one). */
-    private static long verbs(boolean rdmaWrite, int size, int window, int stride, long end) throws Exception {
+    private static long verbs(boolean rdmaWrite, int size, int window, int stride, int seconds) throws Exception {
         DeviceOptions oa = DeviceOptions.builder().localAddress("127.0.0.10").port(0).build();
         DeviceOptions ob = DeviceOptions.builder().localAddress("127.0.0.20").port(0).build();
         try (Device a = Verbs.open("tcp", oa); Device b = Verbs.open("tcp", ob)) {
@@ -108,6 +119,7 @@ public final class TcpGoodputBenchmark {
                 }
             }
             SendRequest s = new SendRequest();
+            long end = startMeasuring(seconds);
             WorkCompletion[] wcs = new WorkCompletion[window];
             WorkCompletion[] recvWcs = new WorkCompletion[2 * window];
             for (int i = 0; i < recvWcs.length; i++) {
@@ -143,7 +155,17 @@ public final class TcpGoodputBenchmark {
                     }
                 }
             }
+            stopMeasuring();
             System.out.println("sender " + x.counters() + " receiver " + y.counters());
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+            StringBuilder cpu = new StringBuilder("thread cpu s:");
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                long ns = mx.getThreadCpuTime(t.getId());
+                if (ns > 50_000_000L) {
+                    cpu.append(String.format(" %s=%.2f", t.getName(), ns / 1e9));
+                }
+            }
+            System.out.println(cpu);
             return completed * size;
         }
     }
@@ -164,7 +186,7 @@ public final class TcpGoodputBenchmark {
     }
 
     /** Plain NIO: one blocking socket, writer thread and reader thread, message-sized writes and reads. */
-    private static long nio(int size, long end) throws Exception {
+    private static long nio(int size, int seconds) throws Exception {
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress("127.0.0.20", 0));
             SocketChannel client = SocketChannel.open(server.getLocalAddress());
@@ -173,6 +195,7 @@ public final class TcpGoodputBenchmark {
             byte[] noise = new byte[size];
             new Random(1).nextBytes(noise);
             out.put(noise).clear();
+            long end = startMeasuring(seconds);
             Thread writer = new Thread(() -> {
                 try {
                     while (System.nanoTime() < end) {
@@ -198,6 +221,7 @@ public final class TcpGoodputBenchmark {
                 total += n;
             }
             writer.join();
+            stopMeasuring();
             accepted.close();
             return total;
         }
