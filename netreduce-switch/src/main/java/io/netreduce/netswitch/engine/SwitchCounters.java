@@ -33,6 +33,11 @@ public final class SwitchCounters {
         drop(r);
     }
 
+    /** Counts {@code n} drops decided outside the engine (e.g. a batch the socket could not take). */
+    public void recordDrops(DropReason r, long n) {
+        add(DROPS_BASE + r.ordinal(), n);
+    }
+
     private void add(int i, long n) {
         values.setRelease(i, values.getPlain(i) + n);
     }

@@ -23,12 +23,14 @@ import java.util.Random;
  * per second through the switch. Fault-free, so a kernel drop stalls the run and is reported.
  *
  * <p>Run: {@code mvn -pl netreduce-switch exec:exec -Dexec.classpathScope=test -Dexec.executable=java
- * -Dexec.args="-cp %classpath io.netreduce.netswitch.bench.UdpThroughput 4 3000"}
+ * -Dexec.args="-cp %classpath io.netreduce.netswitch.bench.UdpThroughput 4 3000 [WARMUP]"}
  */
 public final class UdpThroughput {
     public static void main(String[] args) throws Exception {
         int p = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         int messages = args.length > 1 ? Integer.parseInt(args[1]) : 3000;
+        // The first messages warm up the JIT (Netty's and the engine's code) and are not measured.
+        int warmup = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         int packetsPerMessage = 8;
         int mtu = 1024;
         int window = 4;
@@ -73,14 +75,23 @@ public final class UdpThroughput {
             InetSocketAddress sw = server.dataAddress();
             java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
             long switchThread = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().equals("netreduce-switch-dataplane")).findFirst().orElseThrow().getId();
+                    .filter(t -> t.getName().equals(io.netreduce.netswitch.dataplane.DataPlane.THREAD_NAME)).findFirst().orElseThrow().getId();
             long cpu0 = mx.getThreadCpuTime(switchThread);
             long hostCpu0 = mx.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
-            long deadline = t0 + 120_000_000_000L;
+            long in0 = 0;
+            boolean warm = warmup == 0;
+            long deadline = t0 + 240_000_000_000L;
             int total = messages * packetsPerMessage;
             boolean done = false;
             while (!done && System.nanoTime() < deadline) {
+                if (!warm && java.util.Arrays.stream(receivedPackets).min().orElse(0) >= warmup * packetsPerMessage) {
+                    warm = true;
+                    cpu0 = mx.getThreadCpuTime(switchThread);
+                    hostCpu0 = mx.getCurrentThreadCpuTime();
+                    t0 = System.nanoTime();
+                    in0 = server.engine().counters().get(Counter.PACKETS_IN);
+                }
                 done = true;
                 for (int r = 0; r < p; r++) {
                     // Window: message m may go once result m - N has fully arrived.
@@ -107,10 +118,10 @@ public final class UdpThroughput {
             double seconds = (System.nanoTime() - t0) / 1e9;
             double switchCpu = (mx.getThreadCpuTime(switchThread) - cpu0) / 1e9;
             double hostCpu = (mx.getCurrentThreadCpuTime() - hostCpu0) / 1e9;
-            long in = server.engine().counters().get(Counter.PACKETS_IN);
-            System.out.printf("P=%d, %d messages of %d x %d B: %s in %.2f s; switch received %d packets "
+            long in = server.engine().counters().get(Counter.PACKETS_IN) - in0;
+            System.out.printf("P=%d, %d messages of %d x %d B (first %d not measured): %s in %.2f s; switch received %d packets "
                             + "(%.0f kpkt/s in, %.2f Gbit/s of payload in), aggregated %d, drops %d%n",
-                    p, messages, packetsPerMessage, mtu, done ? "completed" : "STALLED", seconds, in, in / seconds / 1e3,
+                    p, messages, packetsPerMessage, mtu, warmup, done ? "completed" : "STALLED", seconds, in, in / seconds / 1e3,
                     in * (double) mtu * 8 / seconds / 1e9, server.engine().counters().get(Counter.AGGREGATIONS_COMPLETED),
                     server.engine().counters().totalDrops());
             System.out.printf("switch data-plane thread CPU %.2f s (%.2f us per packet in, i.e. %.0f kpkt/s per core "

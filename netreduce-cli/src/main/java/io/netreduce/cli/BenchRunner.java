@@ -1,0 +1,192 @@
+package io.netreduce.cli;
+
+import io.netreduce.cli.allreduce.LocalCluster;
+import io.netreduce.cli.allreduce.LoopbackSubnet;
+import io.netreduce.cli.allreduce.MeteredVerbsProvider;
+import io.netreduce.cli.allreduce.Progress;
+import io.netreduce.cli.allreduce.RankResult;
+import io.netreduce.cli.allreduce.Results;
+import io.netreduce.cli.allreduce.Row;
+import io.netreduce.cli.allreduce.Tables;
+import io.netreduce.cli.allreduce.WorkerLoop;
+import io.netreduce.cli.allreduce.Workload;
+import io.netreduce.collectives.Collectives;
+import io.netreduce.collectives.Communicator;
+import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.verbs.FaultPlan;
+import java.io.PrintWriter;
+import java.nio.FloatBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code netreduce bench}: with --local, P rank processes (and a switch for netreduce)
+ * whose result lines are combined here; without, this process is one rank, and the ranks
+ * combine their figures with an all-reduce of their own so that rank 0 can print them.
+ */
+final class BenchRunner {
+    static final String BUSBW_CONVENTION =
+            "algbw x 2(P-1)/P for every algorithm (nccl-tests all-reduce formula; for netreduce an equivalent-ring figure)";
+
+    private final BenchCommand o;
+    private int joinedSize;
+
+    BenchRunner(BenchCommand options) {
+        this.o = options;
+    }
+
+    int run() throws Exception {
+        Workload workload = workload();
+        List<Row> rows = o.local != null ? runLocal(workload) : runJoined(workload);
+        if (rows == null) {
+            return ExitCode.OK; // a rank other than 0: rank 0 prints
+        }
+        return print(rows, o.local != null ? o.local : joinedSize);
+    }
+
+    private List<Row> runLocal(Workload workload) throws Exception {
+        if (o.local < 1) {
+            throw new CliException("--local must be at least 1", ExitCode.USAGE, null);
+        }
+        Progress progress = new Progress(System.err, "bench", workload.rowsPerAlgorithm());
+        Results results = new Results(o.local, progress);
+        List<String> args = new ArrayList<>(List.of(
+                "--algorithms", o.algorithm,
+                "--sizes", String.join(",", workload.sizes().stream().map(String::valueOf).toList()),
+                "--iters", String.valueOf(o.iterations), "--warmup", String.valueOf(o.warmup),
+                "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
+                "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
+        if (CliLogging.verbose()) {
+            args.add("--verbose");
+        }
+        boolean needSwitch = o.algorithm.equals("netreduce");
+        LoopbackSubnet subnet = LoopbackSubnet.pick();
+        // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
+        boolean switchGiven = o.switchAddress != null || System.getenv("NETREDUCE_SWITCH") != null;
+        try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress, subnet) : null) {
+            if (sw != null) {
+                args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
+            } else if (needSwitch && o.switchAddress != null) {
+                String[] parts = o.switchAddress.split(",");
+                args.addAll(List.of("--switch", parts[0]));
+                if (parts.length > 1) {
+                    args.addAll(List.of("--switch-control", controlUrl(parts[1])));
+                }
+            }
+            progress.note("starting " + o.local + " rank processes (" + o.algorithm + ", " + o.transport + ")");
+            LocalCluster.run(o.local, subnet, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+        }
+        return results.rows();
+    }
+
+    /** One rank of a group formed through the launcher's environment. */
+    private List<Row> runJoined(Workload workload) {
+        CommunicatorConfig.Builder b = WorkerCommand.WorkerSetup.config(o.transport, o.mtu,
+                o.switchAddress == null ? null : o.switchAddress.split(",")[0],
+                o.switchAddress == null || !o.switchAddress.contains(",") ? null
+                        : controlUrl(o.switchAddress.split(",")[1]),
+                60).toBuilder().algorithm(o.algorithm);
+        MeteredVerbsProvider.configure(o.transport, FaultPlan.NONE);
+        List<Row> rows = new ArrayList<>();
+        try (Communicator comm = Collectives.open(b.build())) {
+            if (!comm.algorithm().equals(o.algorithm)) {
+                throw new CliException("asked for " + o.algorithm + " all-reduce but the group fell back to "
+                        + comm.algorithm() + " (see the log above)");
+            }
+            joinedSize = comm.size();
+            FloatBuffer stats = FloatBuffer.allocate(7);
+            new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
+            return comm.rank() == 0 ? rows : null;
+        }
+    }
+
+    /**
+     * Sums every rank's figures with an all-reduce (counts split into 20-bit halves so that
+     * float sums stay exact) and builds the row rank 0 prints.
+     */
+    private static Row combine(Communicator comm, FloatBuffer stats, RankResult r) {
+        stats.clear();
+        stats.put((float) r.timeUs());
+        putSplit(stats, r.wrong());
+        putSplit(stats, r.wireBytesSent());
+        putSplit(stats, r.retransmittedPackets());
+        stats.flip();
+        comm.allReduce(stats);
+        int p = comm.size();
+        double time = stats.get(0) / p;
+        long wrong = getSplit(stats, 1);
+        long wire = getSplit(stats, 3) / p;
+        long retrans = getSplit(stats, 5);
+        double algbw = r.bytes() / (time * 1e3);
+        return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), time, algbw,
+                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans);
+    }
+
+    private static void putSplit(FloatBuffer b, long v) {
+        b.put((float) (v >>> 20));
+        b.put((float) (v & 0xFFFFF));
+    }
+
+    private static long getSplit(FloatBuffer b, int i) {
+        return ((long) b.get(i) << 20) + (long) b.get(i + 1);
+    }
+
+    private int print(List<Row> rows, int ranks) {
+        List<Row> oop = rows.stream().filter(r -> !r.inPlace()).toList();
+        List<Row> ip = rows.stream().filter(Row::inPlace).toList();
+        long wrong = rows.stream().mapToLong(Row::wrong).sum();
+        double avgBusbw = Tables.averageBusBandwidth(rows);
+        PrintWriter out = o.spec.commandLine().getOut();
+        if (o.json) {
+            List<BenchRow> paired = new ArrayList<>();
+            for (int i = 0; i < oop.size(); i++) {
+                Row x = oop.get(i);
+                paired.add(new BenchRow(x.size(), x.count(), x.type(), x.redop(), x, i < ip.size() ? ip.get(i) : null));
+            }
+            out.println(Json.write(new BenchReport("bench", ranks, o.algorithm, o.transport, o.mtu,
+                    Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup, o.check,
+                    BUSBW_CONVENTION, paired, wrong, avgBusbw)));
+        } else {
+            out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks, algorithm %s, transport %s, MTU %d%n",
+                    String.valueOf(ranks), o.algorithm, o.transport, o.mtu);
+            out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d%n",
+                    Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check);
+            out.println("# busbw = " + BUSBW_CONVENTION);
+            out.println("#");
+            out.print(Tables.bench(oop, ip));
+            out.printf(Locale.ROOT, "# Out of bounds values : %d %s%n", wrong, wrong == 0 ? "OK" : "WRONG");
+            out.printf(Locale.ROOT, "# Avg bus bandwidth    : %.4f %n", avgBusbw);
+        }
+        out.flush();
+        return wrong == 0 ? ExitCode.OK : ExitCode.WRONG_RESULTS;
+    }
+
+    private static String controlUrl(String hostPort) {
+        return hostPort.startsWith("http") ? hostPort : "http://" + hostPort;
+    }
+
+    private Workload workload() {
+        if (!o.algorithm.equals("netreduce") && !o.algorithm.equals("ring")) {
+            throw new CliException("--algorithm: unknown algorithm '" + o.algorithm + "' (netreduce, ring)",
+                    ExitCode.USAGE, null);
+        }
+        try {
+            io.netreduce.verbs.QpAttributes.checkMtu(o.mtu);
+            List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);
+            return new Workload(List.of(o.algorithm), sizes, o.iterations, o.warmup, o.check != 0, true, true);
+        } catch (IllegalArgumentException e) {
+            throw new CliException(e.getMessage(), ExitCode.USAGE, e);
+        }
+    }
+
+    record BenchRow(long size, long count, String type, String redop, Row outOfPlace, Row inPlace) {
+    }
+
+    record BenchReport(String command, int ranks, String algorithm, String transport, int mtu, long minBytes,
+                       long maxBytes, int stepFactor, int iterations, int warmup, int check, String busbwConvention,
+                       List<BenchRow> rows, long wrongTotal, double avgBusbwGbps) {
+    }
+}

@@ -1,0 +1,135 @@
+package io.netreduce.cli;
+
+import io.netreduce.cli.allreduce.MeteredVerbsProvider;
+import io.netreduce.cli.allreduce.RankResult;
+import io.netreduce.cli.allreduce.WorkerLoop;
+import io.netreduce.cli.allreduce.Workload;
+import io.netreduce.cli.launch.ParentWatchdog;
+import io.netreduce.collectives.Collectives;
+import io.netreduce.collectives.Communicator;
+import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.verbs.FaultPlan;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * One rank of {@code demo} or {@code bench --local}, started by them with the rendezvous
+ * environment set. Joins the group once per algorithm, runs {@link WorkerLoop}, and prints
+ * one {@code RESULT {json}} line per row on stdout for the parent to combine.
+ */
+@Command(name = "worker", hidden = true, description = "Internal: one rank of demo or bench --local.")
+public final class WorkerCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--algorithms", split = ",", required = true)
+    List<String> algorithms;
+
+    @Option(names = "--sizes", split = ",", required = true)
+    List<Long> sizes;
+
+    @Option(names = "--iters", defaultValue = "5")
+    int iterations;
+
+    @Option(names = "--warmup", defaultValue = "1")
+    int warmup;
+
+    @Option(names = "--check", defaultValue = "true", arity = "1")
+    boolean check;
+
+    @Option(names = "--out-of-place", defaultValue = "false", arity = "1")
+    boolean outOfPlace;
+
+    @Option(names = "--in-place", defaultValue = "true", arity = "1")
+    boolean inPlace;
+
+    @Option(names = "--transport", defaultValue = "soft")
+    String transport;
+
+    @Option(names = "--mtu", defaultValue = "4096")
+    int mtu;
+
+    @Option(names = "--loss", defaultValue = "0")
+    double loss;
+
+    @Option(names = "--loss-seed", defaultValue = "1")
+    long lossSeed;
+
+    @Option(names = "--switch")
+    String switchData;
+
+    @Option(names = "--switch-control")
+    String switchControl;
+
+    @Option(names = "--op-timeout", defaultValue = "60")
+    int opTimeoutSeconds;
+
+    /**
+     * One rendezvous port per algorithm (each algorithm is a new group): reusing rank 0's
+     * port would let a fast rank reach the previous group's store before rank 0 closes it.
+     */
+    @Option(names = "--rendezvous-ports", split = ",")
+    List<Integer> rendezvousPorts;
+
+    @Override
+    public Integer call() {
+        ParentWatchdog.startIfChild();
+        Workload workload = new Workload(algorithms, sizes, iterations, warmup, check, outOfPlace, inPlace);
+        CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds);
+        // Each rank drops its own packets, from its own seed derived from the user's.
+        MeteredVerbsProvider.configure(transport, loss > 0
+                ? FaultPlan.loss(lossSeed * 1_000_003L + base.rank(), loss) : FaultPlan.NONE);
+        PrintWriter out = spec.commandLine().getOut();
+        // Serialise once before joining: the first use of Jackson takes a few hundred ms, and a
+        // rank that stalls that long between collectives can exhaust its peers' RC retries
+        // (in a netreduce ring a sender's ACK waits for the slowest rank's packet).
+        Json.line(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0));
+        for (int i = 0; i < algorithms.size(); i++) {
+            String algorithm = algorithms.get(i);
+            CommunicatorConfig.Builder b = base.toBuilder().algorithm(algorithm);
+            if (rendezvousPorts != null && i < rendezvousPorts.size()) {
+                b.masterPort(rendezvousPorts.get(i));
+            }
+            CommunicatorConfig config = b.build();
+            try (Communicator comm = Collectives.open(config)) {
+                if (!comm.algorithm().equals(algorithm)) {
+                    throw new CliException("asked for " + algorithm + " all-reduce but the group fell back to "
+                            + comm.algorithm() + " (see the log above)");
+                }
+                new WorkerLoop(comm, workload, r -> {
+                    out.println(RankResult.PREFIX + Json.line(r));
+                    out.flush();
+                }).run(algorithm);
+            }
+        }
+        return ExitCode.OK;
+    }
+
+    /** Builds a rank's configuration from the launcher environment plus the command's settings. */
+    static final class WorkerSetup {
+        private WorkerSetup() {
+        }
+
+        static CommunicatorConfig config(String transport, int mtu, String switchData, String switchControl,
+                                         int opTimeoutSeconds) {
+            CommunicatorConfig.Builder b = CommunicatorConfig.fromEnvironment().toBuilder()
+                    .transport(MeteredVerbsProvider.NAME).mtu(mtu).timeout(Duration.ofSeconds(opTimeoutSeconds));
+            if (switchData != null) {
+                InetSocketAddress data = Addresses.parse(switchData, 4791);
+                b.switchAddress(data);
+            }
+            if (switchControl != null) {
+                b.switchControl(URI.create(switchControl));
+            }
+            return b.build();
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.netreduce.cli.allreduce;
+
+import io.netreduce.cli.CliException;
+import io.netreduce.cli.launch.JvmCommand;
+import io.netreduce.cli.launch.ProcessGroup;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * P worker processes on this machine, joined through the rendezvous environment
+ * variables exactly as a launcher (torchrun, mpirun, Slurm) would join them: rank 0 hosts
+ * the rendezvous on a free loopback port. Result lines feed {@link Results}; anything
+ * else a worker prints goes to stderr with its rank as prefix.
+ */
+public final class LocalCluster {
+    private LocalCluster() {
+    }
+
+    /**
+     * Runs {@code netreduce worker ARGS} in {@code ranks} processes and waits (bounded)
+     * until all exit; the group's cleanup stops the rest if one fails or on Ctrl-C.
+     */
+    public static void run(int ranks, LoopbackSubnet subnet, List<String> workerArgs, Map<String, String> extraEnv,
+                           Results results, Duration timeout, PrintStream err) throws InterruptedException {
+        int masterPort = freeLoopbackPort();
+        AtomicReference<RuntimeException> badLine = new AtomicReference<>();
+        try (ProcessGroup group = new ProcessGroup()) {
+            for (int rank = 0; rank < ranks; rank++) {
+                JvmCommand cmd = JvmCommand.named("rank " + rank).args("worker").args(workerArgs);
+                RendezvousEnv.forRank(rank, ranks, "127.0.0.1", masterPort).forEach(cmd::env);
+                cmd.env("NETREDUCE_LOCAL_ADDR", subnet.rank(rank));
+                extraEnv.forEach(cmd::env);
+                String prefix = "[rank " + rank + "] ";
+                group.start(cmd, line -> {
+                    try {
+                        if (!results.accept(line)) {
+                            err.println(prefix + line);
+                        }
+                    } catch (RuntimeException e) {
+                        badLine.compareAndSet(null, e);
+                    }
+                }, err);
+            }
+            group.awaitSuccess(timeout);
+        }
+        if (badLine.get() != null) {
+            throw badLine.get();
+        }
+    }
+
+    /** A port nobody listens on right now (the OS picks it), for rank 0's rendezvous. */
+    public static int freeLoopbackPort() {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new CliException("cannot find a free loopback port: " + e.getMessage(), e);
+        }
+    }
+}

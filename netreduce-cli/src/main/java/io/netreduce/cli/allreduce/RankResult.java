@@ -1,0 +1,16 @@
+package io.netreduce.cli.allreduce;
+
+/**
+ * What one worker measured for one (algorithm, size, placement): printed by the worker as
+ * a {@code RESULT {json}} line on stdout and read by the coordinator.
+ *
+ * @param timeUs         mean time of one all-reduce over the timed iterations, µs
+ * @param wrong          elements that differ from the reference in the checked run
+ * @param wireBytesSent  bytes this worker's device put on the wire per all-reduce
+ *                       (RoCE headers, payload, ICRC, ACKs and retransmissions included)
+ */
+public record RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
+                         double timeUs, long wrong, long wireBytesSent, long retransmittedPackets) {
+    /** Prefix of result lines on a worker's stdout. */
+    public static final String PREFIX = "RESULT ";
+}

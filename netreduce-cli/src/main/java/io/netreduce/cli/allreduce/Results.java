@@ -1,0 +1,69 @@
+package io.netreduce.cli.allreduce;
+
+import io.netreduce.cli.CliException;
+import io.netreduce.cli.Json;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Collects the workers' result lines (thread-safe: each worker's stdout is pumped by its
+ * own thread) and combines them into rows once every rank has reported.
+ */
+public final class Results {
+    private final int worldSize;
+    private final Map<Key, List<RankResult>> byKey = new LinkedHashMap<>();
+    private final ResultListener listener;
+
+    /** Told when a row is complete, e.g. to show progress. */
+    public interface ResultListener {
+        void rowComplete(Row row);
+    }
+
+    private record Key(String algorithm, long bytes, boolean inPlace) {
+    }
+
+    public Results(int worldSize, ResultListener listener) {
+        this.worldSize = worldSize;
+        this.listener = Objects.requireNonNull(listener);
+    }
+
+    /** Accepts one stdout line of a worker; returns false if it is not a result line. */
+    public boolean accept(String line) {
+        if (!line.startsWith(RankResult.PREFIX)) {
+            return false;
+        }
+        RankResult r = Json.read(line.substring(RankResult.PREFIX.length()), RankResult.class);
+        if (r.rank() < 0 || r.rank() >= worldSize) {
+            throw new CliException("result from rank " + r.rank() + " outside 0.." + (worldSize - 1));
+        }
+        Row complete = null;
+        synchronized (this) {
+            List<RankResult> list = byKey.computeIfAbsent(new Key(r.algorithm(), r.bytes(), r.inPlace()),
+                    k -> new ArrayList<>());
+            list.add(r);
+            if (list.size() == worldSize) {
+                complete = Row.combine(list, worldSize);
+            }
+        }
+        if (complete != null) {
+            listener.rowComplete(complete);
+        }
+        return true;
+    }
+
+    /** Every complete row in arrival order; throws if a rank's result is missing. */
+    public synchronized List<Row> rows() {
+        List<Row> rows = new ArrayList<>();
+        for (Map.Entry<Key, List<RankResult>> e : byKey.entrySet()) {
+            if (e.getValue().size() != worldSize) {
+                throw new CliException("only " + e.getValue().size() + " of " + worldSize + " ranks reported "
+                        + e.getKey().algorithm() + " at " + e.getKey().bytes() + " B");
+            }
+            rows.add(Row.combine(e.getValue(), worldSize));
+        }
+        return rows;
+    }
+}

@@ -1,0 +1,33 @@
+package io.netreduce.cli.allreduce;
+
+import java.util.List;
+
+/**
+ * One table row: every rank's results for one (algorithm, size, placement) combined as
+ * nccl-tests does: time averaged over ranks, #wrong summed over ranks.
+ */
+public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
+                  double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
+                  long retransmittedPackets) {
+
+    /**
+     * Bus bandwidth as nccl-tests defines it for all-reduce, for every algorithm:
+     * busbw = algbw × 2(P−1)/P. For "netreduce" this is an equivalent-ring figure, so the
+     * column compares algorithms like for like; each worker actually sends only about the
+     * tensor size once, which the wire-bytes column shows.
+     */
+    public static double busBandwidthFactor(int ranks) {
+        return ranks <= 1 ? 1.0 : 2.0 * (ranks - 1) / ranks;
+    }
+
+    static Row combine(List<RankResult> ranks, int worldSize) {
+        RankResult first = ranks.get(0);
+        double time = ranks.stream().mapToDouble(RankResult::timeUs).average().orElse(Double.NaN);
+        long wrong = ranks.stream().mapToLong(RankResult::wrong).sum();
+        long wire = Math.round(ranks.stream().mapToLong(RankResult::wireBytesSent).average().orElse(0));
+        long retrans = ranks.stream().mapToLong(RankResult::retransmittedPackets).sum();
+        double algbw = time > 0 ? first.bytes() / (time * 1e3) : 0; // bytes per ns = GB/s
+        return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(), time,
+                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans);
+    }
+}

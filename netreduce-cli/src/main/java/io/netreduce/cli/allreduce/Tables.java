@@ -1,0 +1,55 @@
+package io.netreduce.cli.allreduce;
+
+import java.util.List;
+import java.util.Locale;
+
+/** nccl-tests-style tables (GB/s = 10^9 bytes per second, times in µs). */
+public final class Tables {
+    private Tables() {
+    }
+
+    /** The demo's table for one algorithm: one placement, plus the bytes each worker sent. */
+    public static String demo(String title, List<Row> rows) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("# ").append(title).append('\n');
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %14s %7s%n",
+                "size", "count", "type", "time", "algbw", "busbw", "wire sent", "#wrong"));
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %14s %7s%n",
+                "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "(B/worker)", ""));
+        for (Row r : rows) {
+            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %10.1f %8.3f %8.3f %14d %7d%n",
+                    r.size(), r.count(), r.type(), r.timeUs(), r.algbwGbps(), r.busbwGbps(),
+                    r.wireBytesPerWorker(), r.wrong()));
+        }
+        return sb.toString();
+    }
+
+    /** all_reduce_perf's table: out-of-place and in-place columns side by side. */
+    public static String bench(List<Row> outOfPlace, List<Row> inPlace) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "#%72s%34s%n", "out-of-place", "in-place"));
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %6s %6s %10s %7s %7s %6s %10s %7s %7s %6s%n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                "time", "algbw", "busbw", "#wrong"));
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %6s %6s %10s %7s %7s %6s %10s %7s %7s %6s%n",
+                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""));
+        for (int i = 0; i < outOfPlace.size(); i++) {
+            Row o = outOfPlace.get(i);
+            Row p = i < inPlace.size() ? inPlace.get(i) : null;
+            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %6s %6d %10.1f %7.3f %7.3f %6d",
+                    o.size(), o.count(), o.type(), o.redop(), -1, o.timeUs(), o.algbwGbps(), o.busbwGbps(),
+                    o.wrong()));
+            if (p != null) {
+                sb.append(String.format(Locale.ROOT, " %10.1f %7.3f %7.3f %6d",
+                        p.timeUs(), p.algbwGbps(), p.busbwGbps(), p.wrong()));
+            }
+            sb.append('\n');
+        }
+        return sb.toString();
+    }
+
+    /** Mean busbw over every row of both placements, as all_reduce_perf's footer. */
+    public static double averageBusBandwidth(List<Row> rows) {
+        return rows.stream().mapToDouble(Row::busbwGbps).average().orElse(0);
+    }
+}

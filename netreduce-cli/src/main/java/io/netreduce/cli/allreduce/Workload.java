@@ -1,0 +1,39 @@
+package io.netreduce.cli.allreduce;
+
+import java.util.List;
+
+/**
+ * What every rank runs, identically: the algorithms, sizes (bytes, multiples of 4), timed
+ * and warm-up iterations, whether to check results, and which placements to time.
+ */
+public record Workload(List<String> algorithms, List<Long> sizes, int iterations, int warmup, boolean check,
+                       boolean outOfPlace, boolean inPlace) {
+    public Workload {
+        if (sizes.isEmpty() || algorithms.isEmpty()) {
+            throw new IllegalArgumentException("need at least one size and one algorithm");
+        }
+        for (long s : sizes) {
+            if (s <= 0 || s % 4 != 0) {
+                throw new IllegalArgumentException("sizes must be positive multiples of 4 bytes (float32): " + s);
+            }
+            if (s > Integer.MAX_VALUE - 8) {
+                throw new IllegalArgumentException("size too large for one tensor: " + s);
+            }
+        }
+        if (iterations < 1 || warmup < 0) {
+            throw new IllegalArgumentException("iterations must be at least 1 and warm-up not negative");
+        }
+        if (!outOfPlace && !inPlace) {
+            throw new IllegalArgumentException("time at least one placement");
+        }
+    }
+
+    public long maxSize() {
+        return sizes.stream().mapToLong(Long::longValue).max().orElseThrow();
+    }
+
+    /** Rows each algorithm produces. */
+    public int rowsPerAlgorithm() {
+        return sizes.size() * ((outOfPlace ? 1 : 0) + (inPlace ? 1 : 0));
+    }
+}

@@ -1,0 +1,185 @@
+package io.netreduce.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netreduce.verbs.Verbs;
+import io.netreduce.verbs.VerbsProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code demo} and {@code bench} run as real processes (the command, its worker processes,
+ * its switch), with small sizes so the suite stays quick on two cores. Every run's JSON is
+ * checked for shape and correctness, and every run must leave no process behind.
+ */
+@Timeout(240)
+class AllReduceCommandsTest {
+    private static final Duration T = Duration.ofSeconds(180);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long[] SIZE_LIST = {4096, 65536};
+    private static final long[] LOSS_SIZES = {4096, 1 << 20};
+
+    /** The soft RoCEv2 provider when it is on the class path (the switch needs it), else tcp. */
+    static String transport() {
+        List<String> names = Verbs.providers().stream().filter(p -> p.unavailableReason() == null)
+                .map(VerbsProvider::name).toList();
+        return names.contains("soft") ? "soft" : "tcp";
+    }
+
+    /**
+     * netreduce needs the soft provider (the switch splices RoCEv2 datagrams); ring runs on
+     * either. {@code -Dnetreduce.cli.test.algorithms=ring} narrows the runs (see the report).
+     */
+    static List<String> algorithms() {
+        List<String> wanted = List.of(System.getProperty("netreduce.cli.test.algorithms", "netreduce,ring").split(","));
+        return transport().equals("soft") ? wanted : List.of("ring");
+    }
+
+    @Test
+    void demoWithTwoRanks() throws Exception {
+        JsonNode doc = demo(2);
+        assertEquals(2, doc.get("ranks").asInt());
+    }
+
+    @Test
+    void demoWithFourRanks() throws Exception {
+        JsonNode doc = demo(4);
+        assertEquals(4, doc.get("ranks").asInt());
+    }
+
+    /** Seeded loss on every worker's egress: go-back-N repairs it, every result stays exact. */
+    @Test
+    void demoWithTwoRanksAndLoss() throws Exception {
+        assumeSoft();
+        JsonNode doc = demo(2, LOSS_SIZES, "--loss", "0.01", "--loss-seed", "11");
+        assertRetransmitted(doc);
+    }
+
+    @Test
+    void demoWithFourRanksAndLoss() throws Exception {
+        assumeSoft();
+        JsonNode doc = demo(4, LOSS_SIZES, "--loss", "0.01", "--loss-seed", "12");
+        assertRetransmitted(doc);
+    }
+
+    @Test
+    void lossNeedsThePacketTransport() {
+        CliRun run = CliRun.run(T, "demo", "--transport", "tcp", "--loss", "0.01");
+        run.assertExit(ExitCode.USAGE);
+        assertEquals(1, run.stderr.lines().count(), run.describe());
+        assertTrue(run.stderr.contains("--loss"), run.describe());
+    }
+
+    private static void assertRetransmitted(JsonNode doc) {
+        for (String algorithm : algorithms()) {
+            long retransmitted = 0;
+            for (JsonNode r : doc.get("algorithms").get(algorithm)) {
+                retransmitted += r.get("retransmitted_packets").asLong();
+            }
+            // Over a thousand timed packets at 1 % loss (P(no loss) < 1e-4): no retransmission at
+            // all would mean no loss was injected.
+            assertTrue(retransmitted > 0, algorithm + ": no packet was retransmitted under 1 % loss: " + doc);
+        }
+    }
+
+    private static void assumeSoft() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(transport().equals("soft"),
+                "injected loss needs the soft provider, which is not on the class path");
+    }
+
+    private JsonNode demo(int ranks, String... extra) throws Exception {
+        return demo(ranks, SIZE_LIST, extra);
+    }
+
+    private JsonNode demo(int ranks, long[] sizeList, String... extra) throws Exception {
+        String sizes = String.join(",", java.util.Arrays.stream(sizeList).mapToObj(String::valueOf).toList());
+        List<String> args = new ArrayList<>(List.of("demo", "--ranks", String.valueOf(ranks), "--sizes", sizes,
+                "--iters", "2", "--warmup", "1", "--transport", transport(),
+                "--algorithms", String.join(",", algorithms()), "--json"));
+        args.addAll(List.of(extra));
+        CliRun run = CliRun.run(T, args.toArray(String[]::new));
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(0, doc.get("wrong_total").asLong(), run.describe());
+        for (String algorithm : algorithms()) {
+            JsonNode rows = doc.get("algorithms").get(algorithm);
+            assertEquals(sizeList.length, rows.size(), algorithm + ": " + run.stdout);
+            for (int i = 0; i < sizeList.length; i++) {
+                JsonNode r = rows.get(i);
+                assertEquals(sizeList[i], r.get("size").asLong());
+                assertEquals(sizeList[i] / 4, r.get("count").asLong());
+                assertEquals(0, r.get("wrong").asLong());
+                assertTrue(r.get("time_us").asDouble() > 0, r.toString());
+                double algbw = sizeList[i] / (r.get("time_us").asDouble() * 1e3);
+                assertEquals(algbw, r.get("algbw_gbps").asDouble(), algbw * 1e-9);
+                assertEquals(algbw * 2.0 * (ranks - 1) / ranks, r.get("busbw_gbps").asDouble(), algbw * 1e-9);
+                // A worker cannot take part in an all-reduce without sending at least its
+                // share of the tensor (ring: 2(P-1)/P of it; netreduce: all of it).
+                long wire = r.get("wire_bytes_per_worker").asLong();
+                double share = algorithm.equals("ring") ? 2.0 * (ranks - 1) / ranks : 1.0;
+                assertTrue(wire >= share * sizeList[i], algorithm + " " + r);
+            }
+        }
+        assertTrue(run.stderr.contains("demo: [" + sizeList.length * algorithms().size() + "/"), run.describe());
+        run.assertNothingLeftBehind();
+        return doc;
+    }
+
+    @Test
+    void benchLocalThreeRanksHasBothPlacements() throws Exception {
+        String algorithm = algorithms().get(0);
+        CliRun run = CliRun.run(T, "bench", "--local", "3", "--algorithm", algorithm, "--transport", transport(),
+                "-b", "4K", "-e", "16K", "-f", "2", "-n", "3", "-w", "1", "--json");
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(3, doc.get("ranks").asInt());
+        assertEquals(algorithm, doc.get("algorithm").asText());
+        JsonNode rows = doc.get("rows");
+        assertEquals(3, rows.size(), run.stdout);
+        double busbwSum = 0;
+        for (int i = 0; i < 3; i++) {
+            JsonNode r = rows.get(i);
+            assertEquals(4096L << i, r.get("size").asLong());
+            for (String placement : List.of("out_of_place", "in_place")) {
+                JsonNode p = r.get(placement);
+                assertEquals(placement.equals("in_place"), p.get("in_place").asBoolean());
+                assertEquals(0, p.get("wrong").asLong(), r.toString());
+                assertTrue(p.get("time_us").asDouble() > 0, r.toString());
+                busbwSum += p.get("busbw_gbps").asDouble();
+            }
+        }
+        assertEquals(busbwSum / 6, doc.get("avg_busbw_gbps").asDouble(), busbwSum * 1e-9);
+        run.assertNothingLeftBehind();
+    }
+
+    /** Ctrl-C while the workers run: the command stops them all and exits 130. */
+    @Test
+    void ctrlCStopsEveryWorker() throws Exception {
+        CliRun.Running running = CliRun.start("demo", "--ranks", "3", "--sizes", "4K", "--iters", "100000",
+                "--algorithms", "ring", "--transport", transport());
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (running.processes().size() < 4 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(4, running.processes().size(), "the demo and its 3 workers: " + running.processes());
+        Thread.sleep(1000);
+        running.interrupt();
+        CliRun run = running.await(Duration.ofSeconds(30));
+        run.assertExit(ExitCode.INTERRUPTED);
+        run.assertNothingLeftBehind();
+    }
+
+    @Test
+    void badAlgorithmIsAUsageError() {
+        CliRun run = CliRun.run(T, "demo", "--algorithms", "butterfly");
+        run.assertExit(ExitCode.USAGE);
+        assertEquals(1, run.stderr.lines().count(), run.describe());
+        assertTrue(run.stderr.contains("butterfly"), run.describe());
+    }
+}
