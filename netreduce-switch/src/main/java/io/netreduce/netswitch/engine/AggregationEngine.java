@@ -64,7 +64,8 @@ public final class AggregationEngine {
             counters.drop(DropReason.of(error));
             return;
         }
-        Route route = routes.get(sourceIp, frame.bth().destQp());
+        int opcode = frame.opcode();
+        Route route = routes.get(sourceIp, Opcode.isRequest(opcode), frame.bth().destQp());
         if (route == null) {
             counters.drop(DropReason.UNKNOWN_CONNECTION);
             return;
@@ -74,8 +75,7 @@ public final class AggregationEngine {
             counters.drop(DropReason.BAD_ICRC);
             return;
         }
-        int opcode = frame.opcode();
-        if (route.data && Opcode.isRequest(opcode)) {
+        if (route.data) {
             if (Opcode.isSend(opcode)) {
                 route.ring.onSend(route, frame, emitter);
             } else {
@@ -165,7 +165,7 @@ public final class AggregationEngine {
             for (Route existing : allRoutes()) {
                 if (existing.key() == data.key() || existing.key() == ack.key() || data.key() == ack.key()) {
                     throw new SwitchConfigException(SwitchConfigException.Kind.CONFLICT, "connection " + c
-                            + " shares its (source address, DestQP) with " + existing.connection
+                            + " shares its (source address, DestQP) for the same packet kind with " + existing.connection
                             + " of ring " + Integer.toUnsignedString(existing.ring.ringId));
                 }
             }

@@ -52,13 +52,19 @@ public final class Route {
         return new Route(ring, c, false);
     }
 
-    /** Lookup key of the datagrams this route carries: their source address and DestQP. */
+    /**
+     * Lookup key of the datagrams this route carries: their source address, whether they are
+     * requests, and their DestQP. The request bit matters: every device numbers its queue
+     * pairs from the same start, so a host's SENDs to its successor and its ACKs to its
+     * predecessor can carry the same DestQP from the same address.
+     */
     long key() {
-        return data ? key(connection.srcIp(), connection.dstQpn()) : key(connection.dstIp(), connection.srcQpn());
+        return data ? key(connection.srcIp(), true, connection.dstQpn())
+                : key(connection.dstIp(), false, connection.srcQpn());
     }
 
-    static long key(int sourceIp, int destQp) {
-        return ((sourceIp & 0xFFFFFFFFL) << 24) | (destQp & 0xFFFFFF);
+    static long key(int sourceIp, boolean request, int destQp) {
+        return ((sourceIp & 0xFFFFFFFFL) << 25) | (request ? 1L << 24 : 0) | (destQp & 0xFFFFFF);
     }
 
     public boolean isData() {

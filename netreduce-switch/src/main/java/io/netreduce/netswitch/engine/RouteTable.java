@@ -3,7 +3,7 @@ package io.netreduce.netswitch.engine;
 import java.util.Collection;
 
 /**
- * Immutable open-addressing map from {@code (source address, DestQP)} to {@link Route}, the
+ * Immutable open-addressing map from {@code (source address, request?, DestQP)} to {@link Route}, the
  * connection half of the CLT. The control plane builds a new table for every change and
  * publishes it; the datapath looks up without locks or allocation.
  */
@@ -40,8 +40,8 @@ final class RouteTable {
         return (int) (h >>> 40) & mask;
     }
 
-    Route get(int sourceIp, int destQp) {
-        long k = Route.key(sourceIp, destQp);
+    Route get(int sourceIp, boolean request, int destQp) {
+        long k = Route.key(sourceIp, request, destQp);
         int i = index(k);
         Route r;
         while ((r = routes[i]) != null) {

@@ -43,8 +43,11 @@ class AggregationEngineTest {
         final List<byte[]> lastBytes = new ArrayList<>();
 
         RingFixture ring(RingConfig c, int firstOctet, long seed) {
+            return ring(c, new RingFixture(c, firstOctet, seed));
+        }
+
+        RingFixture ring(RingConfig c, RingFixture f) {
             engine.createRing(c);
-            RingFixture f = new RingFixture(c, firstOctet, seed);
             for (int r = 0; r < c.ranks(); r++) {
                 engine.addConnection(c.ringId(), f.connection(r));
             }
@@ -415,6 +418,36 @@ class AggregationEngineTest {
         h.out.buffer(0).get(0, sent);
         assertArrayEquals(original, sent);
         assertEquals(1, h.count(NON_DATA_FORWARDS));
+    }
+
+    @Test
+    void everyHostNumberingItsQueuePairsAlikeStillRoutesDataAndAcksApart() {
+        // Real devices number their queue pairs from the same start, so a host's SENDs to its
+        // successor and its ACKs to its predecessor can carry the same DestQP.
+        long seed = 23;
+        Harness h = new Harness();
+        RingConfig c = fp32(12, 4, 2, 700);
+        RingFixture f = new RingFixture(c, 120, seed);
+        java.util.Arrays.fill(f.qpnNext, 18);
+        java.util.Arrays.fill(f.qpnPrev, 18);
+        h.ring(c, f);
+        Random rnd = new Random(seed);
+        byte[][] p = new byte[4][];
+        for (int r = 0; r < 4; r++) {
+            p[r] = f.randomPayload(rnd, 700);
+        }
+        int[] psn0 = sendMessage(h, f, 0, p, List.of(3, 1, 0, 2));
+        assertResult(h, f, 0, psn0, p, "seed " + seed);
+
+        // Rank 2 ACKs rank 1's connection from the same address and DestQP its data uses.
+        ByteBuffer ack = ByteBuffer.allocate(Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
+        new Bth().wrap(ack, 0).set(Opcode.ACKNOWLEDGE, false, 0, 18, false, psn0[1]);
+        new Aeth().wrap(ack, Bth.LENGTH).set(Aeth.SYNDROME_ACK, 1);
+        new Icrc().write(f.ip[2], f.ip[1], IcrcAddressing.sourcePort(18), 4791, ack, 0, ack.capacity());
+        h.engine.process(f.ip[2], ack, 0, ack.capacity(), clear(h.out));
+        assertEquals(1, h.out.size(), "the ACK is forwarded, not aggregated");
+        assertEquals(f.ip[1], h.out.ip(0), "to the sender of the acknowledged connection");
+        assertEquals(0, h.engine.counters().totalDrops());
     }
 
     private static OutputBatch clear(OutputBatch b) {
