@@ -38,6 +38,8 @@ public final class CommunicatorConfig {
     private final URI switchControl;
     private final int window;
     private final int messageBytes;
+    private final int ringWindow;
+    private final int ringMessageBytes;
     private final int mtu;
     private final Duration timeout;
     private final FaultPlan faults;
@@ -62,6 +64,10 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("master port out of range: " + b.masterPort);
         }
         MessagePlan.checkPayloadBytes(b.messageBytes);
+        if (b.ringWindow < 1) {
+            throw new IllegalArgumentException("ring window must be at least 1 message: " + b.ringWindow);
+        }
+        MessagePlan.checkPayloadBytes(b.ringMessageBytes);
         QpAttributes.checkMtu(b.mtu);
         Objects.requireNonNull(b.timeout, "timeout");
         if (b.timeout.isNegative() || b.timeout.isZero()) {
@@ -80,6 +86,8 @@ public final class CommunicatorConfig {
                 : URI.create("http://" + b.switchAddress.getHostString() + ":" + DEFAULT_SWITCH_CONTROL_PORT);
         this.window = b.window;
         this.messageBytes = b.messageBytes;
+        this.ringWindow = b.ringWindow;
+        this.ringMessageBytes = b.ringMessageBytes;
         this.mtu = b.mtu;
         this.timeout = b.timeout;
         this.faults = Objects.requireNonNull(b.faults, "faults");
@@ -113,6 +121,8 @@ public final class CommunicatorConfig {
         b.switchControl = switchControl;
         b.window = window;
         b.messageBytes = messageBytes;
+        b.ringWindow = ringWindow;
+        b.ringMessageBytes = ringMessageBytes;
         b.mtu = mtu;
         b.timeout = timeout;
         b.faults = faults;
@@ -158,6 +168,15 @@ public final class CommunicatorConfig {
     public int window() { return window; }
     /** Tensor bytes per message. */
     public int messageBytes() { return messageBytes; }
+    /**
+     * Messages in flight per rank for ring all-reduce. Separate from {@link #window()}:
+     * ring traffic needs no switch memory, so it can keep far more bytes in flight, and a
+     * host-to-host ring is latency-bound with the switch's small window (measured: 64 MiB
+     * over tcp at P = 2 went from 0.21 to 1.07 GB/s busbw with 8 × 1 MiB).
+     */
+    public int ringWindow() { return ringWindow; }
+    /** Tensor bytes per message for ring all-reduce (default 1 MiB). */
+    public int ringMessageBytes() { return ringMessageBytes; }
     public int mtu() { return mtu; }
     /** Longest wait without progress before an operation fails (default 30 s). */
     public Duration timeout() { return timeout; }
@@ -180,7 +199,8 @@ public final class CommunicatorConfig {
                 + ", algorithm=" + algorithm + ", transport=" + transport
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
-                + ", window=" + window + ", messageBytes=" + messageBytes + ", mtu=" + mtu
+                + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
+                + ", ringMessageBytes=" + ringMessageBytes + ", mtu=" + mtu
                 + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
     }
 
@@ -197,6 +217,8 @@ public final class CommunicatorConfig {
         private URI switchControl;
         private int window = 4;
         private int messageBytes = 16 * 1024;
+        private int ringWindow = 8;
+        private int ringMessageBytes = 1 << 20;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);
         private FaultPlan faults = FaultPlan.NONE;
@@ -216,6 +238,8 @@ public final class CommunicatorConfig {
         public Builder switchControl(URI v) { switchControl = v; return this; }
         public Builder window(int v) { window = v; return this; }
         public Builder messageBytes(int v) { messageBytes = v; return this; }
+        public Builder ringWindow(int v) { ringWindow = v; return this; }
+        public Builder ringMessageBytes(int v) { ringMessageBytes = v; return this; }
         public Builder mtu(int v) { mtu = v; return this; }
         public Builder timeout(Duration v) { timeout = v; return this; }
         public Builder faults(FaultPlan v) { faults = v; return this; }

@@ -56,6 +56,12 @@ final class EnvironmentReader {
         if (env.containsKey("NETREDUCE_MESSAGE_BYTES")) {
             b.messageBytes(integer(env, "NETREDUCE_MESSAGE_BYTES", 0));
         }
+        if (env.containsKey("NETREDUCE_RING_WINDOW")) {
+            b.ringWindow(integer(env, "NETREDUCE_RING_WINDOW", 0));
+        }
+        if (env.containsKey("NETREDUCE_RING_MESSAGE_BYTES")) {
+            b.ringMessageBytes(integer(env, "NETREDUCE_RING_MESSAGE_BYTES", 0));
+        }
         if (env.containsKey("NETREDUCE_MTU")) {
             b.mtu(integer(env, "NETREDUCE_MTU", 0));
         }

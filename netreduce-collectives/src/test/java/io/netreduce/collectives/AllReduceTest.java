@@ -70,7 +70,7 @@ class AllReduceTest {
     @CsvSource({"netreduce", "ring"})
     @EnabledIfSystemProperty(named = "netreduce.test.large", matches = "true")
     void sixtyFourMebibytes(String algorithm) throws Exception {
-        try (TestGroup g = TestGroup.open(4, TestGroup.template(algorithm).messageBytes(256 * 1024), 1L << 30)) {
+        try (TestGroup g = TestGroup.open(4, TestGroup.template(algorithm).messageBytes(256 * 1024).ringMessageBytes(256 * 1024), 1L << 30)) {
             checkOnce(g, g.comms.get(0).algorithm(), 16 * 1024 * 1024, Tensors.Kind.DIRECT, 64);
         }
     }

@@ -46,6 +46,7 @@ class ConfigurationTest {
                 Map.entry("NETREDUCE_ALGORITHM", "Ring"), Map.entry("NETREDUCE_TRANSPORT", "tcp"),
                 Map.entry("NETREDUCE_SWITCH", "127.0.0.1:4792"), Map.entry("NETREDUCE_WINDOW", "8"),
                 Map.entry("NETREDUCE_MESSAGE_BYTES", "8192"), Map.entry("NETREDUCE_MTU", "2048"),
+                Map.entry("NETREDUCE_RING_WINDOW", "6"), Map.entry("NETREDUCE_RING_MESSAGE_BYTES", "65536"),
                 Map.entry("NETREDUCE_TIMEOUT_SECONDS", "2.5"), Map.entry("NETREDUCE_LOCAL_ADDR", "127.0.0.9")));
         assertEquals(2, c.rank());
         assertEquals(4, c.worldSize());
@@ -55,6 +56,8 @@ class ConfigurationTest {
         assertEquals(URI.create("http://127.0.0.1:" + CommunicatorConfig.DEFAULT_SWITCH_CONTROL_PORT), c.switchControl());
         assertEquals(8, c.window());
         assertEquals(8192, c.messageBytes());
+        assertEquals(6, c.ringWindow());
+        assertEquals(65536, c.ringMessageBytes());
         assertEquals(2048, c.mtu());
         assertEquals(Duration.ofMillis(2500), c.timeout());
         assertEquals("127.0.0.9", c.localAddress());

@@ -59,7 +59,7 @@ public final class TestGroup implements AutoCloseable {
     public static CommunicatorConfig.Builder template(String algorithm) {
         return CommunicatorConfig.builder().algorithm(algorithm).transport(TRANSPORT).messageBytes(MESSAGE_BYTES)
                 .loopbackPrefix(loopbackPrefix())
-                .mtu(MTU).window(4).timeout(Duration.ofSeconds(20));
+                .mtu(MTU).window(4).ringMessageBytes(MESSAGE_BYTES).ringWindow(4).timeout(Duration.ofSeconds(20));
     }
 
     /** P communicators; for "netreduce" a switch (stand-in for inproc) is started and configured. */

@@ -79,7 +79,7 @@ public final class GroupCommunicator implements Communicator {
                                     config.messageBytes(), config.timeout()))
                     : null;
             ring = netreduce == null ? new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev,
-                    connections.cq, rank, size, config.messageBytes(), config.window(), config.timeout()) : null;
+                    connections.cq, rank, size, config.ringMessageBytes(), config.ringWindow(), config.timeout()) : null;
         } else {
             memory = null;
             netreduce = null;

@@ -51,7 +51,7 @@ final class RingSetup {
             FaultPlan faults = f.isNone() ? f // each rank its own seed, so losses are independent
                     : new FaultPlan(f.seed() * 31 + r, f.loss(), f.duplicate(), f.reorder(), f.corrupt());
             RingConnections conns = new RingConnections(c.transport(), local, c.devicePort(),
-                    inNetwork ? c.switchAddress() : null, c.mtu(), c.window(), faults, c.ackTimeout());
+                    inNetwork ? c.switchAddress() : null, c.mtu(), Math.max(c.window(), c.ringWindow()), faults, c.ackTimeout());
             try {
                 store.set("ep/" + gen + "/" + r, conns.toNext.localEndpoint() + " " + conns.fromPrev.localEndpoint(), t);
                 String[] next = store.get("ep/" + gen + "/" + (r + 1) % p, t).split(" ");

@@ -39,7 +39,8 @@ public final class AllReduceBench {
         int messageBytes = args.length > 5 ? Integer.parseInt(args[5]) : 16 * 1024;
         int window = args.length > 6 ? Integer.parseInt(args[6]) : 4;
         CommunicatorConfig.Builder b = CommunicatorConfig.builder().algorithm(algorithm).transport(transport)
-                .messageBytes(messageBytes).window(window).timeout(Duration.ofSeconds(60))
+                .messageBytes(messageBytes).window(window).ringMessageBytes(messageBytes).ringWindow(window)
+                .timeout(Duration.ofSeconds(60))
                 .devicePort("tcp".equals(transport) ? 0 : DeviceOptions.ROCE_PORT);
         InprocSwitch sw = null;
         String switchEnv = System.getenv("NETREDUCE_SWITCH");
