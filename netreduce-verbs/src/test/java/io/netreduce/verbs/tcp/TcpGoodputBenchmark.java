@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Single-connection goodput of the TCP provider on loopback, next to plain Java NIO over
- * one socket as a same-run baseline (compare with iperf3 too; see docs/benchmarks-tcp.md).
+ * one socket as a same-run baseline (compare with iperf3 too; see docs/benchmarks.md).
  *
  * <pre>
  * args: [send|write|nio] [messageBytes=1048576] [seconds=10] [window=8] [shared|distinct]
