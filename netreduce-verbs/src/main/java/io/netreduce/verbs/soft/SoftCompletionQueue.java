@@ -1,110 +1,13 @@
 package io.netreduce.verbs.soft;
 
-import io.netreduce.verbs.CompletionQueue;
-import io.netreduce.verbs.WcOpcode;
-import io.netreduce.verbs.WcStatus;
-import io.netreduce.verbs.WorkCompletion;
-import java.time.Duration;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import io.netreduce.verbs.support.CompletionRing;
 
 /**
- * A bounded ring of preallocated completions. The device's event loop adds (one short,
- * uncontended lock per completion, never per packet); user threads poll, optionally
- * blocking until a deadline. Pollers are signalled only when one is actually waiting.
+ * The soft provider's completion queue. The device's event loop adds one completion per
+ * work request (one short, uncontended lock per completion, never per packet).
  */
-final class SoftCompletionQueue implements CompletionQueue {
-    private final WorkCompletion[] ring;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition notEmpty = lock.newCondition();
-    private long head;
-    private long tail;
-    private int waiters;
-    private volatile boolean closed;
-
+final class SoftCompletionQueue extends CompletionRing {
     SoftCompletionQueue(int capacity) {
-        if (capacity < 1) {
-            throw new IllegalArgumentException("completion queue capacity must be positive: " + capacity);
-        }
-        ring = new WorkCompletion[capacity];
-        for (int i = 0; i < capacity; i++) {
-            ring[i] = new WorkCompletion();
-        }
-    }
-
-    /** Adds one completion; false if the queue is full (the caller's queue pair goes to error). */
-    boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate,
-                 int qpn, String detail) {
-        lock.lock();
-        try {
-            if (tail - head == ring.length) {
-                return false;
-            }
-            ring[(int) (tail % ring.length)].set(wrId, status, opcode, byteLength, hasImmediate, immediate, qpn, detail);
-            tail++;
-            if (waiters > 0) {
-                notEmpty.signalAll();
-            }
-            return true;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public int poll(WorkCompletion[] out) {
-        lock.lock();
-        try {
-            return drain(out);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private int drain(WorkCompletion[] out) {
-        int n = (int) Math.min(out.length, tail - head);
-        for (int i = 0; i < n; i++) {
-            if (out[i] == null) {
-                out[i] = new WorkCompletion();
-            }
-            out[i].copyFrom(ring[(int) (head % ring.length)]);
-            head++;
-        }
-        return n;
-    }
-
-    @Override
-    public int poll(WorkCompletion[] out, Duration timeout) throws InterruptedException {
-        long remaining = Math.max(0, timeout.toNanos());
-        lock.lock();
-        try {
-            while (tail == head && remaining > 0 && !closed) {
-                waiters++;
-                try {
-                    remaining = notEmpty.awaitNanos(remaining);
-                } finally {
-                    waiters--;
-                }
-            }
-            return drain(out);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    @Override
-    public int capacity() {
-        return ring.length;
-    }
-
-    @Override
-    public void close() {
-        closed = true;
-        lock.lock();
-        try {
-            notEmpty.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        super(capacity);
     }
 }
