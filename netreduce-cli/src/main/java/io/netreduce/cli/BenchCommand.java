@@ -16,7 +16,7 @@ import picocli.CommandLine.Spec;
             "NETREDUCE_WORLD_SIZE, NETREDUCE_MASTER_ADDR/PORT, or torchrun, Open MPI, Slurm variables).",
             "busbw = algbw x 2(P-1)/P for every algorithm, as nccl-tests defines it for all-reduce; for",
             "netreduce that is an equivalent-ring figure (each worker sends the tensor about once).",
-            "Out-of-place copies the input into the output buffer and reduces it there; the copy is timed."
+            "Out-of-place calls allReduce(input, output); in-place allReduce(tensor)."
         },
         footerHeading = "%nExamples:%n",
         footer = {

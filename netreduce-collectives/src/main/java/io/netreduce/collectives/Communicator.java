@@ -50,6 +50,24 @@ public interface Communicator extends AutoCloseable {
      */
     CompletableFuture<Void> allReduceAsync(FloatBuffer tensor, ReduceOp op);
 
+    /** Out-of-place all-reduce, SUM: see {@link #allReduce(FloatBuffer, FloatBuffer, ReduceOp)}. */
+    default void allReduce(FloatBuffer input, FloatBuffer output) {
+        allReduce(input, output, ReduceOp.SUM);
+    }
+
+    /**
+     * Out-of-place all-reduce: the element-wise reduction of every rank's {@code input} is
+     * written to {@code output}; {@code input} is only read (it may be read-only). Both must
+     * have the same {@code remaining()}. Passing the same buffer (or two views of the same
+     * elements) is the in-place all-reduce; views that partly overlap are refused. Costs no
+     * more than in place: the algorithms read the input where they would have read the
+     * tensor, so no copy of the input is made.
+     */
+    void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op);
+
+    /** Queues an out-of-place all-reduce and returns at once (as {@link #allReduceAsync(FloatBuffer, ReduceOp)}). */
+    CompletableFuture<Void> allReduceAsync(FloatBuffer input, FloatBuffer output, ReduceOp op);
+
     /** Copies {@code root}'s tensor into every rank's tensor, bit for bit. */
     void broadcast(FloatBuffer tensor, int root);
 

@@ -10,8 +10,8 @@ import java.util.function.Consumer;
 /**
  * One rank's measurement loop, run identically on every rank of a communicator: for each
  * size, a checked all-reduce against {@link Reference}, warm-up runs, a barrier, then the
- * timed runs (mean per all-reduce), for out-of-place (copy input to output, reduce the
- * output: the copy is timed, as the API reduces in place) and in-place placement.
+ * timed runs (mean per all-reduce), for out-of-place ({@code allReduce(input, output)}, as
+ * nccl-tests times {@code ncclAllReduce(sendbuff, recvbuff)}) and in-place placement.
  *
  * <p>Tensors are slices of two direct buffers in the payload byte order, allocated once
  * for the largest size, so the communicator registers them once and never stages.
@@ -94,9 +94,7 @@ public final class WorkerLoop {
         } else {
             input.limit(count).position(0);
             output.limit(count).position(0);
-            output.put(input);
-            output.position(0);
-            comm.allReduce(output);
+            comm.allReduce(input, output);
         }
         input.clear();
         output.clear();

@@ -174,7 +174,25 @@ public final class GroupCommunicator implements Communicator {
     public CompletableFuture<Void> allReduceAsync(FloatBuffer tensor, ReduceOp op) {
         writable(tensor, "tensor");
         Objects.requireNonNull(op, "op");
-        return submit("allReduce(" + tensor.remaining() + ")", () -> reduce(tensor, op));
+        return submit("allReduce(" + tensor.remaining() + ")", () -> reduce(tensor, tensor, op));
+    }
+
+    @Override
+    public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op) {
+        join(allReduceAsync(input, output, op));
+    }
+
+    @Override
+    public CompletableFuture<Void> allReduceAsync(FloatBuffer input, FloatBuffer output, ReduceOp op) {
+        Objects.requireNonNull(input, "input");
+        writable(output, "output");
+        Objects.requireNonNull(op, "op");
+        if (input.remaining() != output.remaining()) {
+            throw new IllegalArgumentException("allReduce input has " + input.remaining() + " elements but output has "
+                    + output.remaining() + "; they must be equal");
+        }
+        FloatBuffer in = Placement.sameElements(input, output) ? output : input;
+        return submit("allReduce(" + output.remaining() + ")", () -> reduce(in, output, op));
     }
 
     @Override
@@ -189,7 +207,7 @@ public final class GroupCommunicator implements Communicator {
             if (rank != root) {
                 fill(tensor, tensor.position(), tensor.remaining());
             }
-            reduce(tensor, ReduceOp.SUM);
+            reduce(tensor, tensor, ReduceOp.SUM);
         }));
     }
 
@@ -205,14 +223,14 @@ public final class GroupCommunicator implements Communicator {
         join(submit("allGather(" + m + ")", () -> {
             fill(output, output.position(), output.remaining());
             output.put(output.position() + rank * m, input, input.position(), m);
-            reduce(output, ReduceOp.SUM);
+            reduce(output, output, ReduceOp.SUM);
         }));
     }
 
     @Override
     public void barrier() {
         checkOpen();
-        join(submit("barrier", () -> reduce(barrierTensor, ReduceOp.SUM)));
+        join(submit("barrier", () -> reduce(barrierTensor, barrierTensor, ReduceOp.SUM)));
     }
 
     private static void fill(FloatBuffer b, int from, int count) {
@@ -221,23 +239,32 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
-    private void reduce(FloatBuffer tensor, ReduceOp op) {
-        int n = tensor.remaining();
-        if (size == 1 || n == 0) {
+    /** Reduces {@code input} into {@code output} (the same buffer for in place). */
+    private void reduce(FloatBuffer input, FloatBuffer output, ReduceOp op) {
+        int n = output.remaining();
+        if (n == 0) {
+            return;
+        }
+        if (size == 1) {
+            if (input != output) {
+                output.put(output.position(), input, input.position(), n);
+            }
             return;
         }
         if (netreduce != null) {
-            memory.bind(tensor, false);
-            netreduce.run(memory.region(), memory.byteOffset(), memory.region(), memory.byteOffset(), n, memory, guard);
+            memory.bind(input, output, false);
+            netreduce.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n,
+                    memory, guard);
         } else {
-            memory.bind(tensor, true);
-            ring.run(memory.region(), memory.byteOffset(), n, guard);
+            memory.bind(input, output, true);
+            ring.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n,
+                    guard);
             memory.unstageWhole();
         }
         if (op == ReduceOp.AVG) {
             float p = size;
-            for (int i = tensor.position(); i < tensor.limit(); i++) {
-                tensor.put(i, tensor.get(i) / p);
+            for (int i = output.position(); i < output.limit(); i++) {
+                output.put(i, output.get(i) / p);
             }
         }
     }

