@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * A TCP "device": one listening socket on {@code options.localAddress():options.port()}
  * (port 0 picks a free one; queue-pair endpoints carry the actual port). Each connected
  * queue pair owns one TCP connection; this class accepts them and hands each to the queue
- * pair its handshake names.
+ * pair its handshake names. Its {@link AckTimer} thread watches the connected queue pairs
+ * for peers that hang without closing their connection.
  */
 final class TcpDevice implements Device {
     private static final Logger LOG = LoggerFactory.getLogger(TcpDevice.class);
@@ -41,6 +42,7 @@ final class TcpDevice implements Device {
     private final ServerSocketChannel server;
     private final InetSocketAddress boundAddress;
     private final Thread acceptThread;
+    private final AckTimer ackTimer;
     private final Counters counters = new Counters();
     private final Map<Integer, TcpQueuePair> queuePairs = new ConcurrentHashMap<>();
     private final List<AutoCloseable> children = new CopyOnWriteArrayList<>();
@@ -65,6 +67,7 @@ final class TcpDevice implements Device {
         } catch (IOException e) {
             throw new VerbsException("tcp device cannot listen on " + bind + ": " + e.getMessage(), e);
         }
+        ackTimer = new AckTimer("tcp-verbs-ack-timer-" + boundAddress.getPort());
         acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
         acceptThread.setDaemon(true);
         acceptThread.start();
@@ -73,6 +76,11 @@ final class TcpDevice implements Device {
 
     InetSocketAddress boundAddress() {
         return boundAddress;
+    }
+
+    /** The device's one local-ACK-timer thread, shared by its queue pairs. */
+    AckTimer ackTimer() {
+        return ackTimer;
     }
 
     @Override
@@ -255,6 +263,7 @@ final class TcpDevice implements Device {
             closeQuietly(c);
         }
         children.clear();
+        ackTimer.close();
         try {
             acceptThread.join(2_000);
         } catch (InterruptedException e) {

@@ -27,6 +27,8 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -50,10 +52,29 @@ import org.slf4j.LoggerFactory;
  * after the responder's RNR timer, up to {@code rnrRetry} times (7 = forever); remote
  * access and length errors are NAKed and put both queue pairs in ERROR; a lost connection
  * fails the oldest outstanding send with RETRY_EXC_ERR and flushes the rest.
+ *
+ * <p>A peer can also hang without closing its connection (a stopped or deadlocked process,
+ * a path that silently drops everything). The device's {@link AckTimer} covers that, as the
+ * local ACK timer of an RC NIC does: while a transmitted request is unacknowledged and
+ * nothing moves for {@code ackTimeout × (retryCount + 1)}, the oldest outstanding send
+ * completes with RETRY_EXC_ERR, the rest are flushed, the queue pair enters ERROR and the
+ * connection is closed so the reader and writer (which may be blocked in a socket call)
+ * stop. Each ACK timeout that expires counts one {@link Counter#ACK_TIMEOUTS}. TCP
+ * retransmits by itself, so an expiry sends nothing again; it only uses up one of the
+ * {@code retryCount + 1} attempts, and {@code retryCount} 7 is finite here as in RC (only
+ * {@code rnrRetry} 7 means forever). What counts as progress, and restarts the attempts:
+ * an ACK or NAK for our requests, request bytes the socket accepted (a message is written
+ * in chunks of {@link #WRITE_CHUNK_BYTES} so that a large message to a slow but live peer
+ * shows progress, like the per-packet ACKs of RC), and any bytes arriving from the peer
+ * (on one TCP stream the peer's ACK may queue behind its own large request). A requester
+ * in RNR backoff has nothing transmitted and unacknowledged, so the timer does not run: an
+ * RNR NAK proves the peer alive, and RNR waits are bounded by {@code rnrRetry} alone.
  */
 final class TcpQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueuePair.class);
     private static final int SKIP_BUFFER_BYTES = 64 * 1024;
+    /** At most this many bytes per socket write, so the ACK timer sees a large message progress. */
+    static final int WRITE_CHUNK_BYTES = 1 << 20;
 
     private final TcpDevice device;
     private final TcpProtectionDomain pd;
@@ -104,11 +125,25 @@ final class TcpQueuePair implements QueuePair {
     private ByteBuffer skipBuffer;
     private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
 
+    // Local ACK timer. Byte counts are written by one thread each (writer, reader) without
+    // the lock; the rest is the AckTimer thread's, under the lock.
+    private final long ackTimeoutNanos;
+    private final int ackAttempts;
+    private volatile long bytesWritten;
+    private volatile long bytesRead;
+    private ScheduledFuture<?> ackTimerTask;
+    private boolean awaitingAck;
+    private long progressMark;
+    private long progressNanos;
+    private int ackTimeoutsCounted;
+
     TcpQueuePair(TcpDevice device, TcpProtectionDomain pd, int qpn, QpAttributes attributes) {
         this.device = device;
         this.pd = pd;
         this.qpn = qpn;
         this.attributes = attributes;
+        this.ackTimeoutNanos = attributes.ackTimeout().toNanos();
+        this.ackAttempts = attributes.retryCount() + 1;
         this.sendCq = (TcpCompletionQueue) attributes.sendCq();
         this.recvCq = (TcpCompletionQueue) attributes.recvCq();
         this.sendSlots = new SendSlot[attributes.maxSendWr()];
@@ -313,6 +348,12 @@ final class TcpQueuePair implements QueuePair {
             writerThread.setDaemon(true);
             readerThread.start();
             writerThread.start();
+            try {
+                ackTimerTask = device.ackTimer().watch(this::checkProgress, attributes.ackTimeout());
+            } catch (RejectedExecutionException e) {
+                // The device is closing, and closes this queue pair next.
+                LOG.debug("QP {}: no ACK timer, the device is closing", qpn);
+            }
         } finally {
             lock.unlock();
         }
@@ -473,10 +514,7 @@ final class TcpQueuePair implements QueuePair {
                     long total = FrameHeader.LENGTH + (long) slot.length;
                     counters.increment(Counter.PACKETS_SENT);
                     counters.add(Counter.BYTES_SENT, total);
-                    long written = 0;
-                    while (written < total) {
-                        written += ch.write(slot.iov, 0, n);
-                    }
+                    transmit(ch, slot, n, total);
                 }
             }
         } catch (IOException e) {
@@ -489,9 +527,31 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    private static void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
+    private void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            ch.write(b);
+            bytesWritten += ch.write(b); // only the writer thread adds
+        }
+    }
+
+    /**
+     * Writes a request frame as gathering writes of at most {@link #WRITE_CHUNK_BYTES} each:
+     * a blocking write returns only when all it was given sits in the socket buffer, so one
+     * call per 64 MiB message would hide from the ACK timer that a slow peer is reading.
+     */
+    private void transmit(SocketChannel ch, SendSlot slot, int n, long total) throws IOException {
+        ByteBuffer[] iov = slot.iov;
+        long written = 0;
+        while (written < total) {
+            int budget = WRITE_CHUNK_BYTES;
+            for (int i = 0; i < n; i++) {
+                ByteBuffer b = iov[i];
+                int take = Math.min(slot.ends[i] - b.position(), budget);
+                b.limit(b.position() + take);
+                budget -= take;
+            }
+            long w = ch.write(iov, 0, n);
+            written += w;
+            bytesWritten += w; // only the writer thread adds
         }
     }
 
@@ -504,7 +564,7 @@ final class TcpQueuePair implements QueuePair {
         try {
             while (true) {
                 headerBuffer.clear();
-                readFully(ch, headerBuffer);
+                receive(ch, headerBuffer);
                 counters.increment(Counter.PACKETS_RECEIVED);
                 counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
                 byte type = header.type();
@@ -603,9 +663,9 @@ final class TcpQueuePair implements QueuePair {
                 }
                 int offset = (int) (targetAddress - target.address());
                 view.limit(offset + length).position(offset);
-                readFully(ch, view);
+                receive(ch, view);
             } else {
-                recv.scatterRead(ch, length);
+                receive(ch, recv.iov, recv.prepareScatter(length), length);
             }
         } catch (IOException e) {
             if (recv != null) {
@@ -717,6 +777,68 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
+    // ------------------------------------------------------------------ local ACK timer
+
+    /**
+     * Runs on the device's {@link AckTimer} thread every quarter ACK timeout. The stall clock
+     * runs only while a transmitted request awaits its ACK (not while idle, and not in RNR
+     * backoff, when nothing transmitted is outstanding); it restarts whenever anything moves.
+     * Never fails early: a stall is measured from the first check that saw it, which is no
+     * earlier than its real start.
+     */
+    private void checkProgress() {
+        SocketChannel toClose = null;
+        lock.lock();
+        try {
+            if (state != QpState.READY) {
+                cancelAckTimerLocked();
+                return;
+            }
+            long now = System.nanoTime();
+            if (sendTransmitNext == sendAcked || rnrBackoff) {
+                awaitingAck = false;
+                return;
+            }
+            // Each part only grows, so the sum changes exactly when one of them moved.
+            long mark = sendAcked + bytesWritten + bytesRead;
+            if (!awaitingAck || mark != progressMark) {
+                awaitingAck = true;
+                progressMark = mark;
+                progressNanos = now;
+                ackTimeoutsCounted = 0;
+                return;
+            }
+            long waited = now - progressNanos;
+            int expired = (int) Math.min(ackAttempts, waited / ackTimeoutNanos);
+            while (ackTimeoutsCounted < expired) {
+                counters.increment(Counter.ACK_TIMEOUTS);
+                ackTimeoutsCounted++;
+            }
+            if (expired < ackAttempts) {
+                return;
+            }
+            failLocked(WcStatus.RETRY_EXC_ERR, "no progress from peer " + remoteEndpoint + " for "
+                    + TimeUnit.NANOSECONDS.toMillis(waited) + " ms: the " + attributes.ackTimeout().toMillis()
+                    + " ms ACK timeout expired " + ackAttempts + " times (retryCount " + attributes.retryCount()
+                    + "); the peer hangs or the path drops everything");
+            toClose = channel;
+        } catch (RuntimeException e) {
+            // A periodic task that throws is never run again: say so rather than lose the timer silently.
+            LOG.error("QP {}: ACK timer check failed", qpn, e);
+        } finally {
+            lock.unlock();
+        }
+        // Wakes the reader and a writer blocked in write(); they find the queue pair in ERROR.
+        TcpDevice.closeQuietly(toClose);
+    }
+
+    private void cancelAckTimerLocked() {
+        if (ackTimerTask != null) {
+            ackTimerTask.cancel(false);
+            ackTimerTask = null;
+        }
+    }
+
     // ------------------------------------------------------------------ errors and teardown
 
     private void connectionLost(String step, IOException e) {
@@ -746,6 +868,7 @@ final class TcpQueuePair implements QueuePair {
             return;
         }
         state = QpState.ERROR;
+        cancelAckTimerLocked();
         LOG.info("QP {} ({} -> {}) entered ERROR: {}", qpn, localEndpoint, remoteEndpoint, detail);
         flushLocked(firstStatus, detail);
     }
@@ -804,6 +927,7 @@ final class TcpQueuePair implements QueuePair {
                 flushLocked(null, "queue pair closed");
             }
             state = QpState.CLOSED;
+            cancelAckTimerLocked();
             ch = channel;
             TcpDevice.closeQuietly(pendingIncoming);
             pendingIncoming = null;
@@ -834,11 +958,27 @@ final class TcpQueuePair implements QueuePair {
 
     // ------------------------------------------------------------------ I/O helpers
 
-    static void readFully(SocketChannel ch, ByteBuffer b) throws IOException {
+    /** Reads until {@code b} is full. Reader thread only. */
+    private void receive(SocketChannel ch, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            if (ch.read(b) < 0) {
+            int r = ch.read(b);
+            if (r < 0) {
                 throw new EOFException();
             }
+            bytesRead += r; // only the reader thread adds
+        }
+    }
+
+    /** Reads exactly {@code length} bytes into the first {@code n} buffers of {@code iov}. Reader thread only. */
+    private void receive(SocketChannel ch, ByteBuffer[] iov, int n, int length) throws IOException {
+        long read = 0;
+        while (read < length) {
+            long r = ch.read(iov, 0, n);
+            if (r < 0) {
+                throw new EOFException();
+            }
+            read += r;
+            bytesRead += r;
         }
     }
 
@@ -853,7 +993,7 @@ final class TcpQueuePair implements QueuePair {
         int left = length;
         while (left > 0) {
             skipBuffer.clear().limit(Math.min(left, SKIP_BUFFER_BYTES));
-            readFully(ch, skipBuffer);
+            receive(ch, skipBuffer);
             left -= skipBuffer.limit();
         }
     }
@@ -885,6 +1025,8 @@ final class TcpQueuePair implements QueuePair {
         final ByteBuffer headerBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
         final FrameHeader header = new FrameHeader().wrap(headerBuffer);
         final ByteBuffer[] iov;
+        /** Where each {@link #iov} buffer's part of the frame ends (its limit before chunking). */
+        final int[] ends;
         final TcpMemoryRegion[] viewRegions;
         long wrId;
         SendOpcode opcode;
@@ -898,6 +1040,7 @@ final class TcpQueuePair implements QueuePair {
         SendSlot(int maxSge) {
             sgl = new ScatterGatherList(maxSge);
             iov = new ByteBuffer[1 + maxSge];
+            ends = new int[1 + maxSge];
             viewRegions = new TcpMemoryRegion[maxSge];
             iov[0] = headerBuffer;
         }
@@ -924,6 +1067,7 @@ final class TcpQueuePair implements QueuePair {
                 default: type = FrameHeader.TYPE_WRITE_IMM; break;
             }
             header.set(type, (byte) 0, sequence, length, immediate, remoteAddress, rkey, 0);
+            ends[0] = FrameHeader.LENGTH;
             for (int i = 0; i < sgl.count(); i++) {
                 TcpMemoryRegion mr = (TcpMemoryRegion) sgl.region(i);
                 if (viewRegions[i] != mr) {
@@ -931,7 +1075,8 @@ final class TcpQueuePair implements QueuePair {
                     iov[1 + i] = mr.newView();
                 }
                 int offset = sgl.offset(i);
-                iov[1 + i].limit(offset + sgl.length(i)).position(offset);
+                ends[1 + i] = offset + sgl.length(i);
+                iov[1 + i].limit(ends[1 + i]).position(offset);
             }
             return 1 + sgl.count();
         }
@@ -957,8 +1102,8 @@ final class TcpQueuePair implements QueuePair {
             sgl.copyFrom(r.sgl());
         }
 
-        /** Reads exactly {@code length} bytes from the socket into the SGEs, in order. Reader thread only. */
-        void scatterRead(SocketChannel ch, int length) throws IOException {
+        /** Points the vector at the first {@code length} bytes of the SGEs; returns how many buffers it uses. Reader thread only. */
+        int prepareScatter(int length) {
             int left = length;
             int n = 0;
             for (int i = 0; i < sgl.count() && left > 0; i++) {
@@ -973,14 +1118,7 @@ final class TcpQueuePair implements QueuePair {
                 left -= take;
                 n = i + 1;
             }
-            long read = 0;
-            while (read < length) {
-                long r = ch.read(iov, 0, n);
-                if (r < 0) {
-                    throw new EOFException();
-                }
-                read += r;
-            }
+            return n;
         }
     }
 }
