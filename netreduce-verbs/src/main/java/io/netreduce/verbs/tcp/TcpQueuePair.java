@@ -534,7 +534,7 @@ final class TcpQueuePair implements QueuePair {
     }
 
     /**
-     * Writes a request frame as gathering writes of at most {@link #WRITE_CHUNK_BYTES} each:
+     * Writes a request frame as gathering writes of {@link #WRITE_CHUNK_BYTES} (the last up to twice that):
      * a blocking write returns only when all it was given sits in the socket buffer, so one
      * call per 64 MiB message would hide from the ACK timer that a slow peer is reading.
      */
@@ -542,7 +542,9 @@ final class TcpQueuePair implements QueuePair {
         ByteBuffer[] iov = slot.iov;
         long written = 0;
         while (written < total) {
-            int budget = WRITE_CHUNK_BYTES;
+            // The tail of a message goes with the last chunk: a separate write of a few
+            // header bytes would cost a system call and a segment of its own.
+            int budget = total - written <= 2L * WRITE_CHUNK_BYTES ? Integer.MAX_VALUE : WRITE_CHUNK_BYTES;
             for (int i = 0; i < n; i++) {
                 ByteBuffer b = iov[i];
                 int take = Math.min(slot.ends[i] - b.position(), budget);
