@@ -277,9 +277,12 @@ final class Responder {
 
     /** Class C error: NAK the requester and move this queue pair to error. */
     private void fatal(int syndrome, int psn, String reason) {
+        // Queue the NAK but enter ERROR before it leaves: once the requester sees its error
+        // completion, this side must already be in ERROR too (as on a NIC, where both happen
+        // before the NAK is on the wire).
         sendAck(syndrome, psn);
-        egress.flush();
         qp.fail(WcStatus.GENERAL_ERR, "responder: " + reason, -1);
+        egress.flush();
     }
 
     /** End of a burst: one cumulative ACK covers every request that asked for one. */
