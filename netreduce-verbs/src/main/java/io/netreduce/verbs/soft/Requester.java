@@ -305,11 +305,12 @@ final class Requester {
     private void acknowledge(int psn) {
         unackedPsn = Psn.next(psn);
         retriesLeft = retryCount;
-        lastProgressNanos = System.nanoTime();
+        rnrRetriesLeft = rnrRetry;
         timeoutsSinceProgress = 0;
         naksSinceProgress = 0;
-        rnrRetriesLeft = rnrRetry;
-        deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+        long now = System.nanoTime();
+        lastProgressNanos = now;
+        deadlineNanos = now + ackTimeoutNanos;
         long posted = ring.posted();
         while (compIndex < posted) {
             SendWqe w = ring.at(compIndex);

@@ -278,8 +278,10 @@ final class Responder {
     /** Class C error: NAK the requester and move this queue pair to error. */
     private void fatal(int syndrome, int psn, String reason) {
         sendAck(syndrome, psn);
-        egress.flush();
+        // Error state first, then the NAK leaves: a peer that sees the NAK must find this
+        // queue pair already in error (flushing first let the peer's completion win the race).
         qp.fail(WcStatus.GENERAL_ERR, "responder: " + reason, -1);
+        egress.flush();
     }
 
     /** End of a burst: one cumulative ACK covers every request that asked for one. */
