@@ -437,6 +437,29 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
+    /**
+     * Waits (bounded) until every rank has finished its collectives before any transport goes
+     * away. A collective is done for this rank once its results are in and its own SENDs are
+     * acknowledged, but a peer may still be recovering the tail of the same collective: its
+     * last packets or their ACK were lost and its go-back-N retransmission needs this rank's
+     * receive queue pair to answer and, through the switch, the ring that rank 0 deletes on
+     * close. Tearing down first turned one lost tail packet into RETRY_EXC_ERR on the peer.
+     * Every rank reaching close() means every rank's sends were acknowledged, so nobody needs
+     * the ring after this. The wait goes over the rendezvous store (TCP), not the ring; a
+     * failed rank skips it and its failure report ends the others' wait at once.
+     */
+    private void drainBeforeTeardown() {
+        if (store == null || broken != null || size < 2 || (netreduce == null && ring == null)) {
+            return;
+        }
+        long millis = Math.min(config.timeout().toMillis(), 10_000);
+        String v = await(store.check("close", "drained"), millis);
+        if (!"OK".equals(v)) {
+            LOG.warn("rank {}: closing the transport although not every rank finished its collectives ({})", rank,
+                    v == null ? "none after " + millis + " ms" : v);
+        }
+    }
+
     @Override
     public void close() {
         if (closed) {
@@ -452,6 +475,7 @@ public final class GroupCommunicator implements Communicator {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        drainBeforeTeardown();
         if (netreduce != null) {
             netreduce.close();
         }

@@ -27,6 +27,9 @@ final class Metrics {
                 c.get(Counter.DUPLICATES));
         counter(b, "netreduce_switch_retransmitted_results_total",
                 "stored results re-emitted for a retransmitted packet", c.get(Counter.RETRANSMITTED_RESULTS));
+        counter(b, "netreduce_switch_results_resent_in_order_total",
+                "stored results sent again, in PSN order, once the earlier packet they waited behind completed",
+                c.get(Counter.RESULTS_RESENT_IN_ORDER));
         counter(b, "netreduce_switch_stale_forwards_total", "packets older than the live window forwarded unchanged",
                 c.get(Counter.STALE_FORWARDS));
         counter(b, "netreduce_switch_non_data_forwards_total", "ACK/NAK datagrams forwarded unchanged",

@@ -36,6 +36,10 @@ final class Emitter {
         counters.increment(c);
     }
 
+    void add(SwitchCounters.Counter c, long n) {
+        counters.add(c, n);
+    }
+
     /** True if the batch can take {@code n} more datagrams; counts an OUTPUT_FULL drop if not. */
     boolean reserve(int n) {
         if (out.remaining() < n) {
@@ -43,6 +47,11 @@ final class Emitter {
             return false;
         }
         return true;
+    }
+
+    /** True if the batch can take {@code n} more datagrams (an optional emission: nothing is counted). */
+    boolean hasRoom(int n) {
+        return out.remaining() >= n;
     }
 
     /** Sends the current datagram on unchanged; its ICRC stays valid (same canonical header). */

@@ -32,6 +32,9 @@ import java.nio.ByteBuffer;
  *       immutable until the slot is reused; one packet per connection leaves with that
  *       connection's own headers. A retransmission of a completed packet re-emits the stored
  *       result on its own connection only and never reads its payload.</li>
+ *   <li>Results that completed while an earlier packet of the ring's order was still missing
+ *       are sent again, in order, right after that packet completes (receivers dropped them as
+ *       out of sequence), so other ranks do not wait for their ACK timeouts.</li>
  * </ul>
  * Only the datapath thread calls {@link #onSend}; the control plane reads the progress
  * fields for display only.
@@ -282,11 +285,50 @@ final class Ring {
             messagesCompleted = messagesCompleted + 1;
             em.count(SwitchCounters.Counter.MESSAGES_COMPLETED);
         }
+        emitToAll(s, j, laneBytes, em);
+        resendFollowers(s, j, em);
+    }
+
+    /** One result packet per connection, each with that connection's own stored headers. */
+    private void emitToAll(int s, int j, int laneBytes, Emitter em) {
         byte[] h = headers[s];
+        byte[] d = results[s];
         for (int q = 0; q < ranks; q++) {
             int at = headerAt(j, q);
             int opcode = h[at] & 0xFF;
-            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, result, laneBytes);
+            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, j * mtu, laneBytes);
+        }
+    }
+
+    /**
+     * Packet (s, j) has just completed; results after it that completed earlier (because some
+     * rank's packet j was lost while its later packets arrived) were emitted at the time, but
+     * every receiver dropped them: an RC responder takes packets only in PSN order, and they
+     * all lacked packet j. Sending them again now, in order, lets every receiver take the run
+     * at once. Without this, each sender whose go-back-N retransmission of those packets
+     * reached the switch before the lost packet's retransmission had nothing left to recover
+     * them but its ACK timeout: one rank's loss cost every other rank a timeout, which made
+     * the ring's tail latency (and the time a peer must be kept around) a multiple of the ACK
+     * timeout instead of a round trip. The run follows the ring's message order into the next
+     * live message and stops at the first incomplete packet, or when the output batch is full
+     * (the senders' own retransmissions still re-emit the rest).
+     */
+    private void resendFollowers(int s, int j, Emitter em) {
+        int msg = slotMsg[s];
+        for (int n = 0; n < slots * maxPackets; n++) {
+            if (++j == slotPackets[s]) {
+                msg++;
+                s = Integer.remainderUnsigned(msg, slots);
+                j = 0;
+                if (!slotActive[s] || slotMsg[s] != msg) {
+                    return;
+                }
+            }
+            if (!complete[s * maxPackets + j] || !em.hasRoom(ranks)) {
+                return;
+            }
+            em.add(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER, ranks);
+            emitToAll(s, j, lanesLength(s, j), em);
         }
     }
 

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class SwitchCounters {
     public enum Counter {
         PACKETS_IN, PACKETS_OUT, AGGREGATIONS_COMPLETED, MESSAGES_COMPLETED, DUPLICATES,
-        RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS
+        RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER
     }
 
     private static final int DROPS_BASE = Counter.values().length;

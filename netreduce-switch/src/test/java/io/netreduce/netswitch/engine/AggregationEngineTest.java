@@ -234,6 +234,86 @@ class AggregationEngineTest {
         assertResult(h, f, 0, psn0, p, "after go-back-N");
     }
 
+    /** PSNs of the last call's emissions to host {@code ip}, in emission order. */
+    private static List<Integer> psnsTo(Harness h, int ip) {
+        List<Integer> psns = new ArrayList<>();
+        for (int i = 0; i < h.lastDest.size(); i++) {
+            if (h.lastDest.get(i)[0] == ip) {
+                psns.add(new Bth().wrap(ByteBuffer.wrap(h.lastBytes.get(i)), 0).psn());
+            }
+        }
+        return psns;
+    }
+
+    @Test
+    void resultsThatCompletedBehindALostPacketAreSentAgainInOrderWhenItArrives() {
+        // Regression (liveness under loss): rank 1's packet 1 of message 0 is lost, its packets
+        // 2..3 and message 1 arrive, so those results complete first and go out while every
+        // receiver still lacks packet 1; an RC receiver drops them (out of sequence). When rank
+        // 1's retransmission of packet 1 completes it, the switch must send packet 1 and then
+        // everything after it that is complete, in PSN order, on every connection. Before, it
+        // sent packet 1 alone, and every other sender could only recover the rest by its ACK
+        // timeout.
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(9, 3, 2, 900), 60, 9);
+        Random rnd = new Random(9);
+        int packets = f.packetsOf(900);
+        assertEquals(4, packets);
+        byte[][] p0 = new byte[3][];
+        byte[][] p1 = new byte[3][];
+        int[] psn0 = new int[3];
+        int[] psn1 = new int[3];
+        List<List<ByteBuffer>> m0 = new ArrayList<>();
+        List<List<ByteBuffer>> m1 = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            p0[r] = f.randomPayload(rnd, 900);
+            p1[r] = f.randomPayload(rnd, 900);
+            psn0[r] = f.nextPsn(r);
+            m0.add(f.message(r, 0, p0[r]));
+            psn1[r] = f.nextPsn(r);
+            m1.add(f.message(r, 1, p1[r]));
+        }
+        for (int r = 0; r < 3; r++) {
+            for (int j = 0; j < packets; j++) {
+                if (!(r == 1 && j == 1)) {
+                    h.send(f, r, m0.get(r).get(j));
+                }
+            }
+            h.sendAll(f, r, m1.get(r));
+        }
+        assertEquals(packets - 1 + packets, h.count(AGGREGATIONS_COMPLETED));
+        assertEquals(0, h.count(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER));
+
+        h.send(f, 1, m0.get(1).get(1)); // the retransmission
+        for (int recv = 0; recv < 3; recv++) {
+            int sender = (recv + 2) % 3;
+            List<Integer> expected = new ArrayList<>();
+            for (int k = 1; k < 2 * packets; k++) {
+                expected.add(Psn.add(psn0[sender], k));
+            }
+            assertEquals(expected, psnsTo(h, f.ip[recv]), "rank " + recv + ": packet 1, then the rest of message 0"
+                    + " and all of message 1, in PSN order");
+        }
+        assertEquals(3L * (2 * packets - 2), h.count(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER));
+        assertResult(h, f, 0, psn0, p0, "message 0");
+        assertResult(h, f, 1, psn1, p1, "message 1");
+        assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    @Test
+    void inOrderCompletionsResendNothing() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(10, 3, 2, 900), 70, 10);
+        Random rnd = new Random(10);
+        for (int msg = 0; msg < 5; msg++) {
+            byte[][] p = {f.randomPayload(rnd, 900), f.randomPayload(rnd, 900), f.randomPayload(rnd, 900)};
+            int[] psn0 = sendMessage(h, f, msg, p, List.of(2, 1, 0));
+            assertResult(h, f, msg, psn0, p, "message " + msg);
+        }
+        assertEquals(0, h.count(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER));
+        assertEquals(3L * 5 * f.packetsOf(900), h.count(SwitchCounters.Counter.PACKETS_OUT));
+    }
+
     @Test
     void laterMessageWithLostFirstPacketIsDroppedNotForwarded() {
         Harness h = new Harness();

@@ -61,6 +61,10 @@ final class Requester {
     private int lastNakPsn = -1;
     private boolean rnrWaiting;
     private boolean timerScheduled;
+    /** When the peer last acknowledged something new, and what the retries since then were: for the error. */
+    private long lastProgressNanos = System.nanoTime();
+    private int timeoutsSinceProgress;
+    private int naksSinceProgress;
     private long deadlineNanos;
 
     Requester(SoftQueuePair qp, WorkRing<SendWqe> ring, QpAttributes attributes, int maxOutstanding, int ackEvery,
@@ -253,6 +257,7 @@ final class Requester {
             return; // the retry this NAK asks for is already under way
         }
         lastNakPsn = psn;
+        naksSinceProgress++;
         if (!consumeRetry("sequence NAK at PSN " + psn)) {
             return;
         }
@@ -301,7 +306,11 @@ final class Requester {
         unackedPsn = Psn.next(psn);
         retriesLeft = retryCount;
         rnrRetriesLeft = rnrRetry;
-        deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+        timeoutsSinceProgress = 0;
+        naksSinceProgress = 0;
+        long now = System.nanoTime();
+        lastProgressNanos = now;
+        deadlineNanos = now + ackTimeoutNanos;
         long posted = ring.posted();
         while (compIndex < posted) {
             SendWqe w = ring.at(compIndex);
@@ -346,7 +355,10 @@ final class Requester {
         counters.increment(Counter.RETRY_SEQUENCES);
         if (retriesLeft == 0) {
             qp.fail(WcStatus.RETRY_EXC_ERR, "no acknowledgement from the peer after " + retryCount + " retries (last: "
-                    + why + ")", compIndex);
+                    + why + "; " + timeoutsSinceProgress + " ACK timeouts and " + naksSinceProgress
+                    + " sequence NAKs in the " + (System.nanoTime() - lastProgressNanos) / 1_000_000
+                    + " ms since the peer last acknowledged anything new; PSNs unacknowledged " + unackedPsn
+                    + " .. " + Psn.add(sentPsn, -1) + ")", compIndex);
             return false;
         }
         retriesLeft--;
@@ -377,6 +389,7 @@ final class Requester {
             return;
         }
         counters.increment(Counter.ACK_TIMEOUTS);
+        timeoutsSinceProgress++;
         if (!consumeRetry("ACK timeout at PSN " + unackedPsn)) {
             return;
         }
