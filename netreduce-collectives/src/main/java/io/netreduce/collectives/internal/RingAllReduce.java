@@ -37,6 +37,14 @@ import java.util.function.Supplier;
  * tensor's element count so that a neighbour reducing a tensor of another length is caught
  * at the first message. Reduce-scatter data lands in a registered staging ring and is added
  * into the tensor; all-gather data lands directly in the tensor.
+ *
+ * <p>The receive for the next operation's first message is posted as soon as this
+ * operation's last receive is (into one of two staging slots of its own, which do not
+ * depend on the next tensor; two because this operation's own first receive may still be
+ * pending in the other): the previous rank may finish first and
+ * start the next operation before this one has, and a SEND that finds no receive is
+ * answered with an RNR NAK and resent only after the RNR timer (1.28 ms), which hit about
+ * a third of back-to-back small all-reduces.
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = InaHeader.LENGTH;
@@ -71,6 +79,16 @@ public final class RingAllReduce implements AutoCloseable {
     private int posted;
     private int received;
     private int steps;
+    /** Receive 0 of the next operation is already posted (into staging slot nextAheadSlot). */
+    private boolean lookahead;
+    /** This operation's receive 0 is the look-ahead one (landed in staging whatever its step). */
+    private boolean firstInStaging;
+    /** Staging slot of the posted look-ahead receive (slots or slots + 1), and of this operation's receive 0. */
+    private int nextAheadSlot;
+    private int thisAheadSlot;
+    /** The look-ahead receive completed before the next operation began: its completion, kept for it. */
+    private final WorkCompletion early = new WorkCompletion();
+    private boolean earlyArrived;
 
     public RingAllReduce(ProtectionDomain pd, QueuePair toNext, QueuePair fromPrev, CompletionQueue cq, int rank,
                          int size, int payloadBytes, int window, Duration timeout) {
@@ -82,9 +100,12 @@ public final class RingAllReduce implements AutoCloseable {
         this.window = window;
         this.slots = 2 * window;
         this.pump = new CompletionPump(cq, 64, timeout);
-        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots) * HEADER), EnumSet.of(Access.LOCAL_WRITE));
+        // Two more header and staging slots (indices slots, slots + 1) for look-ahead receives.
+        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots + 2) * HEADER),
+                EnumSet.of(Access.LOCAL_WRITE));
         this.headerBytes = headers.buffer();
-        this.staging = pd.register(ByteBuffer.allocateDirect(slots * payloadBytes), EnumSet.of(Access.LOCAL_WRITE));
+        this.staging = pd.register(ByteBuffer.allocateDirect((slots + 2) * payloadBytes),
+                EnumSet.of(Access.LOCAL_WRITE));
         this.stagingBytes = staging.buffer().order(MessagePlan.PAYLOAD_ORDER);
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
@@ -108,11 +129,22 @@ public final class RingAllReduce implements AutoCloseable {
         int totalRecv = recvBase[steps];
         sent = 0;
         sendsDone = 0;
-        posted = 0;
+        posted = lookahead ? 1 : 0;
+        firstInStaging = lookahead;
+        thisAheadSlot = nextAheadSlot;
+        lookahead = false;
         received = 0;
         int sendStep = 0;
         int postStep = 0;
         int doneStep = 0;
+        if (earlyArrived) {
+            earlyArrived = false;
+            while (received >= recvBase[doneStep + 1]) {
+                doneStep++;
+            }
+            arrived(early, doneStep, 0);
+            received++;
+        }
         while (received < totalRecv || sendsDone < totalSend) {
             while (posted < totalRecv && posted < received + slots) {
                 while (posted >= recvBase[postStep + 1]) {
@@ -120,6 +152,9 @@ public final class RingAllReduce implements AutoCloseable {
                 }
                 postRecv(postStep, posted - recvBase[postStep]);
                 posted++;
+            }
+            if (!lookahead && posted == totalRecv) {
+                postLookahead();
             }
             while (sent < totalSend && sent < sendsDone + window) {
                 while (sent >= sendBase[sendStep + 1]) {
@@ -135,7 +170,12 @@ public final class RingAllReduce implements AutoCloseable {
             int count = pump.await(guard, context);
             for (int i = 0; i < count; i++) {
                 WorkCompletion wc = pump.completion(i);
-                if (wc.opcode() == WcOpcode.RECV) {
+                if (wc.opcode() == WcOpcode.RECV && received == totalRecv) {
+                    // The previous rank already started the next operation: its first message
+                    // filled the look-ahead receive. It belongs to the next run.
+                    early.copyFrom(wc);
+                    earlyArrived = true;
+                } else if (wc.opcode() == WcOpcode.RECV) {
                     while (received >= recvBase[doneStep + 1]) {
                         doneStep++;
                     }
@@ -148,6 +188,19 @@ public final class RingAllReduce implements AutoCloseable {
         }
         sendSeq += totalSend;
         recvSeq += totalRecv;
+    }
+
+    private void postLookahead() {
+        nextAheadSlot = thisAheadSlot == slots ? slots + 1 : slots;
+        recv.reset().wrId(0);
+        recv.sgl().add(headers, (window + nextAheadSlot) * HEADER, HEADER)
+                .add(staging, nextAheadSlot * payloadBytes, payloadBytes);
+        try {
+            fromPrev.postRecv(recv);
+        } catch (VerbsException e) {
+            throw new HostException("posting the next operation's first ring receive failed: " + e.getMessage(), e);
+        }
+        lookahead = true;
     }
 
     private int sendChunk(int step) {
@@ -209,7 +262,8 @@ public final class RingAllReduce implements AutoCloseable {
     private void arrived(WorkCompletion wc, int step, int k) {
         long sl = slice(recvChunk(step), k);
         int count = (int) sl;
-        int slot = received % slots;
+        boolean ahead = received == 0 && firstInStaging;
+        int slot = ahead ? thisAheadSlot : received % slots;
         header.wrap(headerBytes, (window + slot) * HEADER);
         if (header.ringId() != elements) {
             throw new ResultMismatchException("rank " + rank + ": rank " + Math.floorMod(rank - 1, size)
@@ -221,11 +275,17 @@ public final class RingAllReduce implements AutoCloseable {
                     + wc.byteLength() + " bytes with header " + header + "; expected msg " + (recvSeq + received)
                     + " of " + count * 4 + " bytes");
         }
+        int at = tensorOffset + (int) (sl >>> 32) * 4;
+        int from = slot * payloadBytes;
         if (step < size - 1) {
-            int at = tensorOffset + (int) (sl >>> 32) * 4;
-            int from = slot * payloadBytes;
             for (int i = 0; i < count * 4; i += 4) {
                 tensor.putFloat(at + i, stagingBytes.getFloat(from + i) + tensor.getFloat(at + i));
+            }
+        } else if (ahead) {
+            // Tensors smaller than the ring have empty chunks: receive 0 may be an all-gather
+            // message, which the look-ahead receive put in staging rather than the tensor.
+            for (int i = 0; i < count * 4; i += 4) {
+                tensor.putFloat(at + i, stagingBytes.getFloat(from + i));
             }
         }
     }
