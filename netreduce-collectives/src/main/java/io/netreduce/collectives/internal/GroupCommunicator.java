@@ -328,7 +328,8 @@ public final class GroupCommunicator implements Communicator {
                         opLock.unlock();
                     }
                     f.complete(null);
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
+                    // Whatever happens, the caller waiting on the future must hear of it.
                     f.completeExceptionally(e);
                 } finally {
                     queued.decrementAndGet();
