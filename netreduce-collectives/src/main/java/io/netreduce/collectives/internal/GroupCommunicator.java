@@ -366,7 +366,9 @@ public final class GroupCommunicator implements Communicator {
         try {
             if (store != null) {
                 failOnEarlierMismatch();
-                store.announce(opSeq, opName);
+                // Only netreduce uses the go-ahead (see awaitEveryRankArrived): for the ring it
+                // would cost every call one more wake-up of the store reader thread.
+                store.announce(opSeq, opName, netreduce != null);
                 if (netreduce != null) {
                     awaitEveryRankArrived();
                 }

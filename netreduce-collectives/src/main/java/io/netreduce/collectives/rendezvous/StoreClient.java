@@ -230,12 +230,14 @@ public final class StoreClient implements AutoCloseable {
     /**
      * Announces that this rank runs operation {@code seq} (1, 2, ... in call order) described
      * by {@code value}, and returns at once; the store compares every rank's description and
-     * answers asynchronously (see {@link #opVerdict}). Writes from a reused buffer: no
-     * allocation. A write failure is recorded as this client's failure.
+     * answers asynchronously (see {@link #opVerdict}); with {@code goAhead} it also tells
+     * this rank when every other rank has announced {@code seq} ({@link #othersAnnounced}).
+     * Writes from a reused buffer: no allocation. A write failure is recorded as this
+     * client's failure.
      */
-    public void announce(long seq, CharSequence value) {
+    public void announce(long seq, CharSequence value, boolean goAhead) {
         synchronized (out) {
-            int n = ascii("CHECK ", 0);
+            int n = ascii(goAhead ? "CHECKG " : "CHECK ", 0);
             n = ascii(OP_PREFIX, n);
             n = number(seq, n);
             line[n++] = ' ';
@@ -323,7 +325,10 @@ public final class StoreClient implements AutoCloseable {
         return v;
     }
 
-    /** True once the store said every other rank has announced operation {@code seq} (this rank is the last). */
+    /**
+     * True once the store said every other rank has announced operation {@code seq} (this
+     * rank is the last); only for operations announced with {@code goAhead}.
+     */
     public boolean othersAnnounced(long seq) {
         return goAheadThrough >= seq;
     }

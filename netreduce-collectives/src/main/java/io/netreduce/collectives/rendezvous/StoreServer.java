@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * exists), {@code BYE}: answered with {@code R value};</li>
  * <li>{@code CHECK key rank value}: answered with {@code C key OK} once every rank has
  * checked the same key with the same value, or {@code C key MISMATCH ...} listing each
- * rank's value, used to agree on every collective without a wait on the data path; when
- * all ranks but one have checked a key, the missing rank is told {@code G key} ("everyone
- * else is here"), so a rank that arrives last need not wait for the verdict to know it;</li>
+ * rank's value, used to agree on every collective without a wait on the data path;
+ * {@code CHECKG} is the same, and when all ranks but one have checked the key the missing
+ * rank is told {@code G key} ("everyone else is here"), so a rank that arrives last need
+ * not wait for the verdict to know it;</li>
  * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text}.</li>
  * </ul>
  * A rank whose connection ends without {@code BYE} is reported as failed to everyone: that
@@ -177,7 +178,8 @@ public final class StoreServer implements AutoCloseable {
                     c.send("R " + v);
                 }
             }
-            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "");
+            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", false);
+            case "CHECKG" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", true);
             case "WHO" -> c.send("R " + missing(p[1]));
             case "FAIL" -> fail(line.substring(5));
             case "BYE" -> {
@@ -192,7 +194,7 @@ public final class StoreServer implements AutoCloseable {
         }
     }
 
-    private void check(Connection c, String key, int rank, String value) {
+    private void check(Connection c, String key, int rank, String value, boolean goAhead) {
         if (rank < 0 || rank >= worldSize) {
             c.send("F rendezvous store: CHECK " + key + " from rank " + rank + " outside world of size " + worldSize);
             return;
@@ -206,7 +208,7 @@ public final class StoreServer implements AutoCloseable {
             }
             k.values[rank] = value;
             k.from[rank] = c;
-            if (k.count == worldSize - 1) {
+            if (goAhead && k.count == worldSize - 1) {
                 for (int r = 0; r < worldSize; r++) {
                     if (k.values[r] == null) {
                         last = byRank[r];
