@@ -21,6 +21,29 @@ import java.util.Objects;
 public final class CommunicatorConfig {
     public static final String NETREDUCE = "netreduce";
     public static final String RING = "ring";
+    /**
+     * How every rank's collectives are checked against the others' (same operation, same
+     * tensor length, same order), through the rendezvous store.
+     */
+    public enum Agreement {
+        /**
+         * A call returns only once every rank has confirmed it called the same collective:
+         * one rendezvous round trip per call (tens to hundreds of microseconds). A mismatch
+         * is reported by the very call that has it, before any result is returned.
+         */
+        STRICT,
+        /**
+         * The default. A call announces itself to the store and does not wait for the
+         * verdict; when it returns, every earlier call has been confirmed. A mismatch is
+         * reported on every rank by the call that has it or, at the latest, by the next
+         * call (or {@code close()}): tensors of different lengths are caught by the data
+         * path itself (the ring) or by the verdict arriving while the data path waits; only
+         * a mismatch the data path cannot see (equal lengths, different operations) can
+         * let one call return before the error is raised by the next.
+         */
+        ASYNC
+    }
+
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
     /** The software switch's default control-plane port. */
@@ -45,6 +68,7 @@ public final class CommunicatorConfig {
     private final FaultPlan faults;
     private final Duration ackTimeout;
     private final String loopbackPrefix;
+    private final Agreement agreement;
     private final List<String> sources;
 
     private CommunicatorConfig(Builder b) {
@@ -99,6 +123,7 @@ public final class CommunicatorConfig {
         if (ackTimeout.isNegative() || ackTimeout.isZero()) {
             throw new IllegalArgumentException("ACK timeout must be positive: " + ackTimeout);
         }
+        this.agreement = Objects.requireNonNull(b.agreement, "agreement");
         this.sources = List.copyOf(b.sources);
     }
 
@@ -128,6 +153,7 @@ public final class CommunicatorConfig {
         b.faults = faults;
         b.ackTimeout = ackTimeout;
         b.loopbackPrefix = loopbackPrefix;
+        b.agreement = agreement;
         b.sources.addAll(sources);
         return b;
     }
@@ -194,6 +220,8 @@ public final class CommunicatorConfig {
     public Duration ackTimeout() { return ackTimeout; }
     /** On one machine (loopback master, no local address), rank r binds prefix + (r+2); default "127.0.0.". */
     public String loopbackPrefix() { return loopbackPrefix; }
+    /** How collectives are checked across ranks (default {@link Agreement#ASYNC}). */
+    public Agreement agreement() { return agreement; }
     /** Where each setting came from, for the start-up log line. */
     public List<String> sources() { return sources; }
 
@@ -204,7 +232,7 @@ public final class CommunicatorConfig {
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
-                + ", ringMessageBytes=" + ringMessageBytes + ", mtu=" + mtu
+                + ", ringMessageBytes=" + ringMessageBytes + ", mtu=" + mtu + ", agreement=" + agreement
                 + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
     }
 
@@ -228,6 +256,7 @@ public final class CommunicatorConfig {
         private FaultPlan faults = FaultPlan.NONE;
         private Duration ackTimeout = Duration.ofMillis(200);
         private String loopbackPrefix = "127.0.0.";
+        private Agreement agreement = Agreement.ASYNC;
         private final List<String> sources = new ArrayList<>();
 
         public Builder rank(int v) { rank = v; return this; }
@@ -249,6 +278,7 @@ public final class CommunicatorConfig {
         public Builder faults(FaultPlan v) { faults = v; return this; }
         public Builder ackTimeout(Duration v) { ackTimeout = v; return this; }
         public Builder loopbackPrefix(String v) { loopbackPrefix = v; return this; }
+        public Builder agreement(Agreement v) { agreement = v; return this; }
 
         Builder source(String s) {
             sources.add(s);

@@ -71,6 +71,15 @@ final class EnvironmentReader {
         if (env.containsKey("NETREDUCE_ACK_TIMEOUT_MS")) {
             b.ackTimeout(Duration.ofMillis(integer(env, "NETREDUCE_ACK_TIMEOUT_MS", 0)));
         }
+        if (env.containsKey("NETREDUCE_AGREEMENT")) {
+            String a = env.get("NETREDUCE_AGREEMENT").trim();
+            try {
+                b.agreement(CommunicatorConfig.Agreement.valueOf(a.toUpperCase(java.util.Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("NETREDUCE_AGREEMENT must be 'strict' or 'async', not '" + a + "'", e);
+            }
+            b.source("agreement " + a.toLowerCase(java.util.Locale.ROOT) + " from NETREDUCE_AGREEMENT");
+        }
         if (env.containsKey("NETREDUCE_TIMEOUT_SECONDS")) {
             String t = env.get("NETREDUCE_TIMEOUT_SECONDS").trim();
             try {

@@ -43,6 +43,11 @@ class MultiProcessTest {
 
     private List<Process> launch(String algorithm, String transport, RealSwitch sw, String sizes, long seed,
                                  int dieRank, int timeoutSeconds) throws IOException {
+        return launch(algorithm, transport, sw, sizes, seed, dieRank, -1, timeoutSeconds);
+    }
+
+    private List<Process> launch(String algorithm, String transport, RealSwitch sw, String sizes, long seed,
+                                 int dieRank, int mismatchRank, int timeoutSeconds) throws IOException {
         int port = freePort();
         List<Process> ps = new ArrayList<>();
         for (int r = 0; r < P; r++) {
@@ -69,6 +74,7 @@ class MultiProcessTest {
             env.put("TEST_SIZES", sizes);
             env.put("TEST_OUT", dir.toString());
             env.put("TEST_DIE_RANK", String.valueOf(dieRank));
+            env.put("TEST_MISMATCH_RANK", String.valueOf(mismatchRank));
             pb.redirectErrorStream(true).redirectOutput(dir.resolve("rank-" + r + ".log").toFile());
             ps.add(pb.start());
         }
@@ -150,6 +156,33 @@ class MultiProcessTest {
                     // The dead rank sleeps 500 ms before halting; the others must fail well within the 10 s timeout.
                     assertTrue(Long.parseLong(m.group(1)) < 10_000, "rank " + r + ": " + log(r));
                 }
+            }
+        } finally {
+            reap(ps);
+        }
+    }
+
+    /**
+     * One rank calls broadcast where the others call all-reduce, with the same length: the
+     * data path completes, so only the (asynchronous, by default) agreement check sees it.
+     * Every process must still fail with the mismatch named, at the latest on its next call.
+     */
+    @Test
+    void anOperationMismatchTheDataPathCannotSeeFailsEveryProcess() throws Exception {
+        int odd = 1;
+        List<Process> ps = launch("ring", "tcp", null, "1000,1000,1000", 11, -1, odd, 10);
+        try {
+            for (int r = 0; r < P; r++) {
+                assertTrue(ps.get(r).waitFor(60, TimeUnit.SECONDS), "rank " + r + " did not finish");
+            }
+            for (int r = 0; r < P; r++) {
+                String log = log(r);
+                assertEquals(2, ps.get(r).exitValue(), "rank " + r + ": " + log);
+                assertTrue(log.contains("different tensors or operations") && log.contains("rank 1: broadcast(1000, root 0)")
+                        && log.contains("rank 0: allReduce(1000)"), "rank " + r + ": " + log);
+                // Reported by the call that had it or by the next one, never later.
+                assertTrue(!log.contains("n=1000 ok") || log.indexOf("n=1000 ok") == log.lastIndexOf("n=1000 ok"),
+                        "rank " + r + " completed more than one call after the mismatch: " + log);
             }
         } finally {
             reap(ps);

@@ -14,7 +14,9 @@ import java.util.Random;
  * the environment (torchrun-style variables), all-reduces seeded tensors of the sizes given
  * in TEST_SIZES, writes each result to TEST_OUT/rank-R-N.bin (little-endian floats) and
  * prints one line per size. With TEST_DIE_RANK equal to its rank it halts abruptly while the
- * others are inside the first all-reduce, as a crashed process would.
+ * others are inside the first all-reduce, as a crashed process would. With TEST_MISMATCH_RANK
+ * equal to its rank it calls broadcast (root 0) instead of the first all-reduce: the same
+ * length, another operation, which only the agreement check can see.
  */
 public final class RankMain {
     private RankMain() {
@@ -25,6 +27,8 @@ public final class RankMain {
         long seed = Long.parseLong(System.getenv("TEST_SEED"));
         Path out = Path.of(System.getenv("TEST_OUT"));
         int die = Integer.parseInt(System.getenv().getOrDefault("TEST_DIE_RANK", "-1"));
+        int mismatch = Integer.parseInt(System.getenv().getOrDefault("TEST_MISMATCH_RANK", "-1"));
+        boolean first = true;
         try (Communicator c = Collectives.open(config)) {
             System.out.println("rank " + c.rank() + " algorithm " + c.algorithm());
             for (String s : System.getenv("TEST_SIZES").split(",")) {
@@ -37,7 +41,12 @@ public final class RankMain {
                 }
                 long t0 = System.nanoTime();
                 try {
-                    c.allReduce(t);
+                    if (c.rank() == mismatch && first) {
+                        c.broadcast(t, 0);
+                    } else {
+                        c.allReduce(t);
+                    }
+                    first = false;
                 } catch (CollectiveException e) {
                     System.out.println("FAILED after " + (System.nanoTime() - t0) / 1_000_000 + " ms: " + e.getMessage());
                     System.exit(2);

@@ -25,15 +25,18 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The communicator behind both built-in backends. Operations run one at a time on a
- * worker thread, in call order. Each one, while its data moves, asks the rendezvous store
- * (asynchronously) whether every rank called the same collective with the same length, so
- * a length mismatch is reported by name on every rank instead of hanging; a failure on
- * any rank, or a rank that dies, is pushed by the store to every rank's progress guard.
+ * The communicator behind both built-in backends. Operations run one at a time, in call
+ * order: blocking ones on the caller's thread, asynchronous ones on a worker thread. Each
+ * one announces itself to the rendezvous store, which checks (asynchronously) that every
+ * rank called the same collective with the same length, so a mismatch is reported by name
+ * on every rank instead of hanging; a failure on any rank, or a rank that dies, is pushed
+ * by the store to every rank's progress guard.
  */
 public final class GroupCommunicator implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommunicator.class);
@@ -55,11 +58,22 @@ public final class GroupCommunicator implements Communicator {
     private final FloatBuffer barrierTensor = ByteBuffer.allocateDirect(4).order(MessagePlan.PAYLOAD_ORDER)
             .asFloatBuffer();
     private final ProgressGuard guard = this::checkProgress;
+    /** Held while an operation runs, on the caller's thread or the worker's: one at a time. */
+    private final ReentrantLock opLock = new ReentrantLock();
+    /** Asynchronous operations submitted and not yet finished. */
+    private final AtomicInteger queued = new AtomicInteger();
+    private final boolean strict;
     private volatile boolean closed;
     private volatile CollectiveException broken;
-    private long opSeq;
-    private String opName = "";
-    private CompletableFuture<String> verdict;
+    /** Written under {@link #opLock}; read by error messages. */
+    private volatile long opSeq;
+    /** The running operation's description, rebuilt in place for each call (no allocation). */
+    private final StringBuilder opName = new StringBuilder(64);
+
+    private static final int ALL_REDUCE = 0;
+    private static final int BROADCAST = 1;
+    private static final int ALL_GATHER = 2;
+    private static final int BARRIER = 3;
 
     private GroupCommunicator(CommunicatorConfig config, String algorithm, StoreServer server, StoreClient store,
                               RingConnections connections, int ringId) {
@@ -71,6 +85,7 @@ public final class GroupCommunicator implements Communicator {
         this.store = store;
         this.connections = connections;
         this.ringId = ringId;
+        this.strict = config.agreement() == CommunicatorConfig.Agreement.STRICT;
         if (connections != null) {
             memory = new TensorMemory(connections.pd);
             netreduce = CommunicatorConfig.NETREDUCE.equals(algorithm)
@@ -167,23 +182,30 @@ public final class GroupCommunicator implements Communicator {
 
     @Override
     public void allReduce(FloatBuffer tensor, ReduceOp op) {
-        join(allReduceAsync(tensor, op));
+        writable(tensor, "tensor");
+        Objects.requireNonNull(op, "op");
+        call(ALL_REDUCE, tensor, null, op, -1);
     }
 
     @Override
     public CompletableFuture<Void> allReduceAsync(FloatBuffer tensor, ReduceOp op) {
         writable(tensor, "tensor");
         Objects.requireNonNull(op, "op");
-        return submit("allReduce(" + tensor.remaining() + ")", () -> reduce(tensor, tensor, op));
+        return submit(ALL_REDUCE, tensor, null, op, -1);
     }
 
     @Override
     public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op) {
-        join(allReduceAsync(input, output, op));
+        call(ALL_REDUCE, outOfPlaceInput(input, output, op), output, op, -1);
     }
 
     @Override
     public CompletableFuture<Void> allReduceAsync(FloatBuffer input, FloatBuffer output, ReduceOp op) {
+        return submit(ALL_REDUCE, outOfPlaceInput(input, output, op), output, op, -1);
+    }
+
+    /** Checks an out-of-place call's arguments; returns the input to use (the output itself for two views of it). */
+    private FloatBuffer outOfPlaceInput(FloatBuffer input, FloatBuffer output, ReduceOp op) {
         Objects.requireNonNull(input, "input");
         writable(output, "output");
         Objects.requireNonNull(op, "op");
@@ -191,8 +213,7 @@ public final class GroupCommunicator implements Communicator {
             throw new IllegalArgumentException("allReduce input has " + input.remaining() + " elements but output has "
                     + output.remaining() + "; they must be equal");
         }
-        FloatBuffer in = Placement.sameElements(input, output) ? output : input;
-        return submit("allReduce(" + output.remaining() + ")", () -> reduce(in, output, op));
+        return Placement.sameElements(input, output) ? output : input;
     }
 
     @Override
@@ -201,14 +222,7 @@ public final class GroupCommunicator implements Communicator {
         if (root < 0 || root >= size) {
             throw new IllegalArgumentException("root " + root + " is outside world of size " + size);
         }
-        // A sum in which every other rank adds -0.0, the additive identity of IEEE floats,
-        // reproduces the root's bits on every rank (NaN payloads aside) through either algorithm.
-        join(submit("broadcast(" + tensor.remaining() + ", root " + root + ")", () -> {
-            if (rank != root) {
-                fill(tensor, tensor.position(), tensor.remaining());
-            }
-            reduce(tensor, tensor, ReduceOp.SUM);
-        }));
+        call(BROADCAST, tensor, null, ReduceOp.SUM, root);
     }
 
     @Override
@@ -219,23 +233,55 @@ public final class GroupCommunicator implements Communicator {
             throw new IllegalArgumentException("allGather output must hold size × input = " + size + " × "
                     + input.remaining() + " elements, not " + output.remaining());
         }
-        int m = input.remaining();
-        join(submit("allGather(" + m + ")", () -> {
-            fill(output, output.position(), output.remaining());
-            output.put(output.position() + rank * m, input, input.position(), m);
-            reduce(output, output, ReduceOp.SUM);
-        }));
+        call(ALL_GATHER, input, output, ReduceOp.SUM, -1);
     }
 
     @Override
     public void barrier() {
         checkOpen();
-        join(submit("barrier", () -> reduce(barrierTensor, barrierTensor, ReduceOp.SUM)));
+        call(BARRIER, barrierTensor, null, ReduceOp.SUM, -1);
     }
 
     private static void fill(FloatBuffer b, int from, int count) {
         for (int i = from; i < from + count; i++) {
             b.put(i, -0.0f);
+        }
+    }
+
+    /**
+     * The operation's own work, on the thread that runs it. For ALL_REDUCE, {@code b} is the
+     * output of an out-of-place call (null in place).
+     */
+    private void body(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+        switch (kind) {
+            case ALL_REDUCE -> reduce(a, b == null ? a : b, op);
+            case BROADCAST -> {
+                // A sum in which every other rank adds -0.0, the additive identity of IEEE floats,
+                // reproduces the root's bits on every rank (NaN payloads aside) through either algorithm.
+                if (rank != root) {
+                    fill(a, a.position(), a.remaining());
+                }
+                reduce(a, a, ReduceOp.SUM);
+            }
+            case ALL_GATHER -> {
+                int m = a.remaining();
+                fill(b, b.position(), b.remaining());
+                b.put(b.position() + rank * m, a, a.position(), m);
+                reduce(b, b, ReduceOp.SUM);
+            }
+            case BARRIER -> reduce(a, a, ReduceOp.SUM);
+            default -> throw new IllegalStateException("unknown operation kind " + kind);
+        }
+    }
+
+    /** What every rank must agree on: the operation and its tensor length (and root). */
+    private void describe(StringBuilder out, int kind, FloatBuffer a, FloatBuffer b, int root) {
+        out.setLength(0);
+        switch (kind) {
+            case ALL_REDUCE -> out.append("allReduce(").append(a.remaining()).append(')');
+            case BROADCAST -> out.append("broadcast(").append(a.remaining()).append(", root ").append(root).append(')');
+            case ALL_GATHER -> out.append("allGather(").append(a.remaining()).append(')');
+            default -> out.append("barrier");
         }
     }
 
@@ -269,61 +315,149 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
-    private CompletableFuture<Void> submit(String name, Runnable body) {
+    /**
+     * A blocking call runs on the caller's thread: handing it to the worker and waiting for
+     * it cost two thread wake-ups per call (measured: tens of microseconds idle, milliseconds
+     * on a loaded 2-core host). Only when asynchronous operations are still queued does it
+     * go through the worker too, behind them, to keep call order.
+     */
+    private void call(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+        if (queued.get() > 0) {
+            join(submit(kind, a, b, op, root));
+            return;
+        }
+        lockForOperation();
+        try {
+            execute(kind, a, b, op, root);
+        } finally {
+            opLock.unlock();
+        }
+    }
+
+    private void lockForOperation() {
+        try {
+            // Another thread's operation may hold it for up to the timeout without progress.
+            if (!opLock.tryLock(config.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+                throw new CollectiveException("rank " + rank + ": another thread's collective did not finish within "
+                        + "the timeout (" + config.timeout().toMillis() + " ms)");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CollectiveException("rank " + rank + ": interrupted while waiting for another thread's collective",
+                    e);
+        }
+    }
+
+    private CompletableFuture<Void> submit(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
         checkOpen();
         CompletableFuture<Void> f = new CompletableFuture<>();
+        queued.incrementAndGet();
         try {
-            worker.execute(() -> run(name, body, f));
+            worker.execute(() -> {
+                try {
+                    lockForOperation();
+                    try {
+                        execute(kind, a, b, op, root);
+                    } finally {
+                        opLock.unlock();
+                    }
+                    f.complete(null);
+                } catch (Throwable e) {
+                    // Whatever happens, the caller waiting on the future must hear of it.
+                    f.completeExceptionally(e);
+                } finally {
+                    queued.decrementAndGet();
+                }
+            });
         } catch (RejectedExecutionException e) {
+            queued.decrementAndGet();
             throw new IllegalStateException("communicator of rank " + rank + " is closed");
         }
         return f;
     }
 
-    private void run(String name, Runnable body, CompletableFuture<Void> f) {
+    /**
+     * Runs one collective (caller holds {@link #opLock}). Agreement (see
+     * {@link CommunicatorConfig.Agreement}): the operation is announced to the store without
+     * waiting; in ASYNC mode the call then only requires the previous operation's verdict
+     * when it ends (by then it has normally long arrived, so nothing waits), and looks at
+     * its own without waiting. Like NCCL and Gloo we trust the data path for speed, but
+     * unlike them a mismatch never goes unreported: the ring's messages carry the tensor
+     * length (caught at the first message), a netreduce rank waiting for messages that
+     * never come sees the verdict through its progress guard, and a mismatch invisible to
+     * the data path (equal lengths) fails the next call at the latest on every rank.
+     */
+    private void execute(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
         if (broken != null) {
-            f.completeExceptionally(new CollectiveException("rank " + rank + ": communicator is broken by an earlier "
-                    + "failure: " + broken.getMessage(), broken));
-            return;
+            throw new CollectiveException("rank " + rank + ": communicator is broken by an earlier failure: "
+                    + broken.getMessage(), broken);
         }
+        describe(opName, kind, a, b, root);
         if (closed) {
-            f.completeExceptionally(new CollectiveException("rank " + rank + ": communicator closed before " + name
-                    + " ran"));
-            return;
+            throw new CollectiveException("rank " + rank + ": communicator closed before " + opName + " ran");
         }
         opSeq++;
-        opName = name;
         try {
             if (store != null) {
-                verdict = store.check("op/" + opSeq, name);
+                failOnEarlierMismatch();
+                // Only netreduce uses the go-ahead (see awaitEveryRankArrived): for the ring it
+                // would cost every call one more wake-up of the store reader thread.
+                store.announce(opSeq, opName, netreduce != null);
                 if (netreduce != null) {
-                    // Through the switch a rank's SEND is acknowledged only once every rank has
-                    // sent that message, so a rank arriving late by more than the transport's
-                    // retry budget (ACK timeout × 8) would make the early ones give up. Start
-                    // together: wait for every rank's agreement first (one store round trip).
-                    requireAgreement(config.timeout().toMillis());
+                    awaitEveryRankArrived();
                 }
             }
-            body.run();
+            body(kind, a, b, op, root);
             if (store != null) {
-                requireAgreement(config.timeout().toMillis());
+                if (strict) {
+                    requireVerdict(opSeq);
+                } else {
+                    requireVerdict(opSeq - 1);
+                    failOnEarlierMismatch();
+                }
             }
-            f.complete(null);
         } catch (RuntimeException e) {
             CollectiveException ce = explain(e);
             broken = ce;
-            f.completeExceptionally(ce);
+            throw ce;
         }
     }
 
-    private void requireAgreement(long millis) {
-        String v = await(verdict, millis);
-        if (v == null) {
-            throw new HostTimeoutException("no agreement on collective #" + opSeq + " " + opName + " within "
-                    + millis + " ms");
+    /**
+     * Through the switch a rank's SEND is acknowledged only once every rank has sent that
+     * message, so a rank arriving late by more than the transport's retry budget (ACK
+     * timeout × 8) would make the early ones give up, and no rule local to the early rank
+     * (time since its last call, say) can tell that another rank is about to compute for a
+     * minute. So every rank starts only once all have announced the operation, which costs
+     * nothing for the early ranks (they must wait for the last one anyway) and nothing for
+     * a rank the store already told it is the last ({@link StoreClient#othersAnnounced});
+     * only ranks arriving at the same moment pay one store round trip.
+     */
+    private void awaitEveryRankArrived() {
+        if (!store.othersAnnounced(opSeq)) {
+            requireVerdict(opSeq);
         }
-        if (!"OK".equals(v)) {
-            throw new CollectiveException(explainVerdict(v));
+    }
+
+    private void requireVerdict(long seq) {
+        if (seq <= 0) {
+            return;
+        }
+        long millis = config.timeout().toMillis();
+        String v = store.awaitOpVerdict(seq, millis);
+        if (v == null) {
+            throw new HostTimeoutException("no agreement on collective #" + seq + " within " + millis + " ms");
+        }
+        if (!StoreClient.OK.equals(v)) {
+            throw new CollectiveException(explainVerdict(Math.min(seq, store.firstBadOp()), v));
+        }
+    }
+
+    /** Throws if the store has already reported a mismatch of this or an earlier operation. */
+    private void failOnEarlierMismatch() {
+        long bad = store.firstBadOp();
+        if (bad <= opSeq) {
+            throw new CollectiveException(explainVerdict(bad, store.opVerdict(bad)));
         }
     }
 
@@ -335,38 +469,39 @@ public final class GroupCommunicator implements Communicator {
                 throw new CollectiveException("rank " + rank + ": collective #" + opSeq + " " + opName
                         + " aborted: " + failure);
             }
-            CompletableFuture<String> v = verdict;
-            if (v != null && v.isDone() && !"OK".equals(v.getNow("OK"))) {
-                throw new CollectiveException(explainVerdict(v.getNow("")));
-            }
+            failOnEarlierMismatch();
         }
         if (closed) {
             throw new CollectiveException("rank " + rank + ": communicator closed during collective #" + opSeq);
         }
     }
 
-    private String explainVerdict(String v) {
-        if (v.startsWith("MISMATCH")) {
-            return "rank " + rank + ": ranks called collective #" + opSeq + " with different tensors or operations: "
+    private String explainVerdict(long seq, String v) {
+        if (v != null && v.startsWith("MISMATCH")) {
+            return "rank " + rank + ": ranks called collective #" + seq + " with different tensors or operations: "
                     + v.substring("MISMATCH".length()).trim();
         }
-        return "rank " + rank + ": collective #" + opSeq + " " + opName + " aborted: "
-                + (v.startsWith("FAILED ") ? v.substring(7) : v);
+        return "rank " + rank + ": collective #" + seq + (seq == opSeq ? " " + opName : "") + " aborted: "
+                + (v == null ? "no verdict" : v.startsWith("FAILED ") ? v.substring(7) : v);
     }
 
     /**
-     * Turns any failure into the clearest message available: a length mismatch if the
-     * agreement check says so, else the failure another rank reported, else this rank's own
-     * error (which is then reported to every other rank, naming this one).
+     * Turns any failure into the clearest message available: a mismatch if the agreement
+     * check says so, else the failure another rank reported, else this rank's own error
+     * (which is then reported to every other rank, naming this one).
      */
     private CollectiveException explain(RuntimeException e) {
         if (store == null) {
             return e instanceof CollectiveException ce ? ce
                     : new CollectiveException("rank " + rank + ": " + opName + " failed: " + e.getMessage(), e);
         }
-        String v = verdict == null ? null : await(verdict, VERDICT_WAIT_MS);
+        String v = store.awaitOpVerdict(opSeq, VERDICT_WAIT_MS);
         if (v != null && v.startsWith("MISMATCH")) {
-            return new CollectiveException(explainVerdict(v), e);
+            String message = explainVerdict(Math.min(opSeq, store.firstBadOp()), v);
+            if (store.failure() == null) {
+                store.fail(message);
+            }
+            return new CollectiveException(message, e);
         }
         String reported = store.failure();
         if (e instanceof CollectiveException ce) {
@@ -475,6 +610,17 @@ public final class GroupCommunicator implements Communicator {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        boolean idle = false;
+        try {
+            // A blocking call on another thread sees 'closed' at its next progress check.
+            idle = opLock.tryLock(config.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (!idle) {
+            LOG.warn("rank {}: an operation on another thread did not stop within the timeout while closing", rank);
+        }
+        String lastMismatch = idle ? lastVerdictProblem() : null;
         drainBeforeTeardown();
         if (netreduce != null) {
             netreduce.close();
@@ -507,6 +653,33 @@ public final class GroupCommunicator implements Communicator {
             }
         }
         cleanUp(null, connections, server);
+        if (idle) {
+            opLock.unlock();
+        }
+        if (lastMismatch != null) {
+            throw new CollectiveException(lastMismatch);
+        }
+    }
+
+    /**
+     * In ASYNC mode the last call returned before its verdict: wait for it here, so that a
+     * mismatch in the very last collective is still reported (by close) and not lost.
+     */
+    private String lastVerdictProblem() {
+        if (store == null || strict || broken != null || opSeq == 0) {
+            return null;
+        }
+        String v = store.awaitOpVerdict(opSeq, Math.min(config.timeout().toMillis(), 10_000));
+        if (v == null) {
+            LOG.warn("rank {}: no verdict on the last collective #{} ({}) before closing", rank, opSeq, opName);
+            return null;
+        }
+        if (v.startsWith("MISMATCH")) {
+            String message = explainVerdict(Math.min(opSeq, store.firstBadOp()), v) + " (reported on close)";
+            LOG.error(message);
+            return message;
+        }
+        return null;
     }
 
     private static void cleanUp(StoreClient store, RingConnections conns, StoreServer server) {

@@ -42,6 +42,14 @@ import java.util.function.Supplier;
  * <p>Out of place costs nothing extra: the first step sends the input, each reduction reads
  * the input and writes the output, and every chunk of the output is written exactly once
  * (P-1 chunks by the reduce-scatter, this rank's own chunk by the all-gather).
+ *
+ * <p>The receive for the next operation's first message is posted as soon as this
+ * operation's last receive is (into one of two staging slots of its own, which do not
+ * depend on the next tensor; two because this operation's own first receive may still be
+ * pending in the other): the previous rank may finish first and
+ * start the next operation before this one has, and a SEND that finds no receive is
+ * answered with an RNR NAK and resent only after the RNR timer (1.28 ms), which hit about
+ * a third of back-to-back small all-reduces.
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = InaHeader.LENGTH;
@@ -79,6 +87,16 @@ public final class RingAllReduce implements AutoCloseable {
     private int posted;
     private int received;
     private int steps;
+    /** Receive 0 of the next operation is already posted (into staging slot nextAheadSlot). */
+    private boolean lookahead;
+    /** This operation's receive 0 is the look-ahead one (landed in staging whatever its step). */
+    private boolean firstInStaging;
+    /** Staging slot of the posted look-ahead receive (slots or slots + 1), and of this operation's receive 0. */
+    private int nextAheadSlot;
+    private int thisAheadSlot;
+    /** The look-ahead receive completed before the next operation began: its completion, kept for it. */
+    private final WorkCompletion early = new WorkCompletion();
+    private boolean earlyArrived;
 
     public RingAllReduce(ProtectionDomain pd, QueuePair toNext, QueuePair fromPrev, CompletionQueue cq, int rank,
                          int size, int payloadBytes, int window, Duration timeout) {
@@ -90,9 +108,12 @@ public final class RingAllReduce implements AutoCloseable {
         this.window = window;
         this.slots = 2 * window;
         this.pump = new CompletionPump(cq, 64, timeout);
-        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots) * HEADER), EnumSet.of(Access.LOCAL_WRITE));
+        // Two more header and staging slots (indices slots, slots + 1) for look-ahead receives.
+        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots + 2) * HEADER),
+                EnumSet.of(Access.LOCAL_WRITE));
         this.headerBytes = headers.buffer();
-        this.staging = pd.register(ByteBuffer.allocateDirect(slots * payloadBytes), EnumSet.of(Access.LOCAL_WRITE));
+        this.staging = pd.register(ByteBuffer.allocateDirect((slots + 2) * payloadBytes),
+                EnumSet.of(Access.LOCAL_WRITE));
         this.stagingFloats = floatsAt(staging, 0);
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
@@ -122,11 +143,22 @@ public final class RingAllReduce implements AutoCloseable {
         int totalRecv = recvBase[steps];
         sent = 0;
         sendsDone = 0;
-        posted = 0;
+        posted = lookahead ? 1 : 0;
+        firstInStaging = lookahead;
+        thisAheadSlot = nextAheadSlot;
+        lookahead = false;
         received = 0;
         int sendStep = 0;
         int postStep = 0;
         int doneStep = 0;
+        if (earlyArrived) {
+            earlyArrived = false;
+            while (received >= recvBase[doneStep + 1]) {
+                doneStep++;
+            }
+            arrived(early, doneStep, 0);
+            received++;
+        }
         while (received < totalRecv || sendsDone < totalSend) {
             while (posted < totalRecv && posted < received + slots) {
                 while (posted >= recvBase[postStep + 1]) {
@@ -134,6 +166,9 @@ public final class RingAllReduce implements AutoCloseable {
                 }
                 postRecv(postStep, posted - recvBase[postStep]);
                 posted++;
+            }
+            if (!lookahead && posted == totalRecv) {
+                postLookahead();
             }
             while (sent < totalSend && sent < sendsDone + window) {
                 while (sent >= sendBase[sendStep + 1]) {
@@ -149,7 +184,12 @@ public final class RingAllReduce implements AutoCloseable {
             int count = pump.await(guard, context);
             for (int i = 0; i < count; i++) {
                 WorkCompletion wc = pump.completion(i);
-                if (wc.opcode() == WcOpcode.RECV) {
+                if (wc.opcode() == WcOpcode.RECV && received == totalRecv) {
+                    // The previous rank already started the next operation: its first message
+                    // filled the look-ahead receive. It belongs to the next run.
+                    early.copyFrom(wc);
+                    earlyArrived = true;
+                } else if (wc.opcode() == WcOpcode.RECV) {
                     while (received >= recvBase[doneStep + 1]) {
                         doneStep++;
                     }
@@ -169,6 +209,19 @@ public final class RingAllReduce implements AutoCloseable {
         ByteBuffer b = region.buffer().duplicate();
         b.clear().position(byteOffset);
         return b.slice().order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+    }
+
+    private void postLookahead() {
+        nextAheadSlot = thisAheadSlot == slots ? slots + 1 : slots;
+        recv.reset().wrId(0);
+        recv.sgl().add(headers, (window + nextAheadSlot) * HEADER, HEADER)
+                .add(staging, nextAheadSlot * payloadBytes, payloadBytes);
+        try {
+            fromPrev.postRecv(recv);
+        } catch (VerbsException e) {
+            throw new HostException("posting the next operation's first ring receive failed: " + e.getMessage(), e);
+        }
+        lookahead = true;
     }
 
     private int sendChunk(int step) {
@@ -236,7 +289,8 @@ public final class RingAllReduce implements AutoCloseable {
     private void arrived(WorkCompletion wc, int step, int k) {
         long sl = slice(recvChunk(step), k);
         int count = (int) sl;
-        int slot = received % slots;
+        boolean ahead = received == 0 && firstInStaging;
+        int slot = ahead ? thisAheadSlot : received % slots;
         header.wrap(headerBytes, (window + slot) * HEADER);
         if (header.ringId() != elements) {
             throw new ResultMismatchException("rank " + rank + ": rank " + Math.floorMod(rank - 1, size)
@@ -248,18 +302,22 @@ public final class RingAllReduce implements AutoCloseable {
                     + wc.byteLength() + " bytes with header " + header + "; expected msg " + (recvSeq + received)
                     + " of " + count * 4 + " bytes");
         }
+        int at = (int) (sl >>> 32);
+        int from = slot * (payloadBytes / 4);
         if (step < size - 1) {
             // Float views rather than ByteBuffer.getFloat(int): C2 unrolls these into wide
             // loads and stores, about 2.5x faster here, and this loop is the host's only
             // per-byte work besides the kernel's copies.
-            int at = (int) (sl >>> 32);
-            int from = slot * (payloadBytes / 4);
             FloatBuffer in = inputFloats;
             FloatBuffer out = outputFloats;
-            FloatBuffer received = stagingFloats;
+            FloatBuffer got = stagingFloats;
             for (int i = 0; i < count; i++) {
-                out.put(at + i, received.get(from + i) + in.get(at + i));
+                out.put(at + i, got.get(from + i) + in.get(at + i));
             }
+        } else if (ahead) {
+            // Tensors smaller than the ring have empty chunks: receive 0 may be an all-gather
+            // message, which the look-ahead receive put in staging rather than the tensor.
+            outputFloats.put(at, stagingFloats, from, count);
         }
     }
 

@@ -9,8 +9,10 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -18,6 +20,12 @@ import java.util.concurrent.TimeUnit;
  * One rank's connection to the {@link StoreServer}. Requests are synchronous with a
  * deadline; a background reader takes replies, check results and pushed failures, so
  * {@link #failure()} is a field read that costs nothing on the data path.
+ *
+ * <p>Collectives are verified with {@link #announce}: a one-way line, written from a
+ * reused buffer (no allocation, no wait), whose verdict the reader records by sequence
+ * number; {@link #opVerdict} reads it without blocking and {@link #awaitOpVerdict} waits
+ * for it with a deadline. Verdicts arrive in sequence order (check N completes before
+ * check N+1 on every rank, because every rank announces N first).
  */
 public final class StoreClient implements AutoCloseable {
 
@@ -27,9 +35,24 @@ public final class StoreClient implements AutoCloseable {
     private final OutputStream out;
     private final BlockingQueue<String> replies = new LinkedBlockingQueue<>();
     private final Thread reader;
+    /** Verdict of a check whose value everyone agreed on. */
+    public static final String OK = "OK";
+    private static final String OP_PREFIX = "op/";
+    private static final int MAX_LINE = 4096;
+
+    private final Map<String, CompletableFuture<String>> pendingChecks = new ConcurrentHashMap<>();
+    private final Object verdicts = new Object();
+    /** Written only by the caller of {@link #announce} (one thread at a time), under {@code out}. */
+    private final byte[] line = new byte[MAX_LINE];
     private volatile String failure;
-    private volatile CompletableFuture<String> pendingCheck;
     private volatile boolean closing;
+    /** Every operation up to this sequence number was verified OK. */
+    private volatile long okThrough;
+    /** The first operation whose check failed (MISMATCH or FAILED), and the verdict; MAX_VALUE if none. */
+    private volatile long badSeq = Long.MAX_VALUE;
+    private volatile String badVerdict;
+    /** The store told this rank that every other rank has announced this operation. */
+    private volatile long goAheadThrough;
 
     private StoreClient(int rank, InetSocketAddress master, Socket socket) throws IOException {
         this.rank = rank;
@@ -77,12 +100,8 @@ public final class StoreClient implements AutoCloseable {
                 String body = line.length() > 2 ? line.substring(2) : "";
                 switch (line.charAt(0)) {
                     case 'R' -> replies.add(body);
-                    case 'C' -> {
-                        CompletableFuture<String> c = pendingCheck;
-                        if (c != null) {
-                            c.complete(body);
-                        }
-                    }
+                    case 'C' -> checked(body);
+                    case 'G' -> goAhead(body);
                     case 'F' -> setFailure(body);
                     default -> setFailure("rendezvous store sent an unknown line: " + line);
                 }
@@ -97,13 +116,60 @@ public final class StoreClient implements AutoCloseable {
         }
     }
 
-    private void setFailure(String text) {
-        if (failure == null) {
-            failure = text;
+    /** "key verdict": a named check's future, or an operation's verdict by sequence number. */
+    private void checked(String body) {
+        int space = body.indexOf(' ');
+        String key = space < 0 ? body : body.substring(0, space);
+        String verdict = space < 0 ? "" : body.substring(space + 1);
+        long seq = opSequence(key);
+        if (seq < 0) {
+            CompletableFuture<String> c = pendingChecks.remove(key);
+            if (c != null) {
+                c.complete(verdict);
+            }
+            return;
         }
-        CompletableFuture<String> c = pendingCheck;
-        if (c != null) {
-            c.complete("FAILED " + text);
+        synchronized (verdicts) {
+            if (OK.equals(verdict)) {
+                okThrough = Math.max(okThrough, seq);
+            } else if (seq < badSeq) {
+                badVerdict = verdict;
+                badSeq = seq;
+            }
+            verdicts.notifyAll();
+        }
+    }
+
+    private void goAhead(String key) {
+        long seq = opSequence(key);
+        if (seq > goAheadThrough) {
+            goAheadThrough = seq;
+        }
+    }
+
+    private static long opSequence(String key) {
+        if (!key.startsWith(OP_PREFIX)) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(key.substring(OP_PREFIX.length()));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private void setFailure(String text) {
+        synchronized (verdicts) {
+            if (failure == null) {
+                failure = text;
+            }
+            verdicts.notifyAll();
+        }
+        for (String key : pendingChecks.keySet()) {
+            CompletableFuture<String> c = pendingChecks.remove(key);
+            if (c != null) {
+                c.complete("FAILED " + text);
+            }
         }
     }
 
@@ -136,23 +202,135 @@ public final class StoreClient implements AutoCloseable {
     }
 
     /**
-     * Starts a check that every rank reports the same {@code value} under {@code key}; the
-     * future completes with "OK", "MISMATCH ..." or "FAILED ...". One check at a time.
+     * Starts a check that every rank reports the same {@code value} under {@code key} (not
+     * of the form "op/N", which {@link #announce} uses); the future completes with "OK",
+     * "MISMATCH ..." or "FAILED ...".
      */
     public CompletableFuture<String> check(String key, String value) {
+        if (opSequence(key) >= 0) {
+            throw new IllegalArgumentException("check key '" + key + "' is reserved for announce()");
+        }
         CompletableFuture<String> f = new CompletableFuture<>();
-        pendingCheck = f;
+        pendingChecks.put(key, f);
         String known = failure;
         if (known != null) {
+            pendingChecks.remove(key);
             f.complete("FAILED " + known);
             return f;
         }
         try {
             send("CHECK " + key + " " + rank + " " + value);
         } catch (IOException e) {
+            pendingChecks.remove(key);
             f.complete("FAILED cannot reach the rendezvous store: " + e);
         }
         return f;
+    }
+
+    /**
+     * Announces that this rank runs operation {@code seq} (1, 2, ... in call order) described
+     * by {@code value}, and returns at once; the store compares every rank's description and
+     * answers asynchronously (see {@link #opVerdict}); with {@code goAhead} it also tells
+     * this rank when every other rank has announced {@code seq} ({@link #othersAnnounced}).
+     * Writes from a reused buffer: no allocation. A write failure is recorded as this
+     * client's failure.
+     */
+    public void announce(long seq, CharSequence value, boolean goAhead) {
+        synchronized (out) {
+            int n = ascii(goAhead ? "CHECKG " : "CHECK ", 0);
+            n = ascii(OP_PREFIX, n);
+            n = number(seq, n);
+            line[n++] = ' ';
+            n = number(rank, n);
+            line[n++] = ' ';
+            n = ascii(value, n);
+            line[n++] = '\n';
+            try {
+                out.write(line, 0, n);
+                out.flush();
+            } catch (IOException e) {
+                setFailure("cannot reach the rendezvous store of rank 0 at " + master + ": " + e);
+            }
+        }
+    }
+
+    /** Copies ASCII text into {@link #line} (other characters and line breaks become '?'), truncating at its end. */
+    private int ascii(CharSequence text, int at) {
+        int n = at;
+        for (int i = 0; i < text.length() && n < MAX_LINE - 24; i++) {
+            char c = text.charAt(i);
+            line[n++] = c >= ' ' && c < 127 ? (byte) c : (byte) '?';
+        }
+        return n;
+    }
+
+    private int number(long v, int at) {
+        if (v < 0) {
+            line[at++] = '-';
+            v = -v;
+        }
+        long div = 1;
+        while (v / div >= 10) {
+            div *= 10;
+        }
+        int n = at;
+        for (; div > 0; div /= 10) {
+            line[n++] = (byte) ('0' + (v / div) % 10);
+        }
+        return n;
+    }
+
+    /**
+     * The verdict on operation {@code seq} so far, without waiting: {@link #OK}, the first
+     * failed verdict at or before {@code seq} ("MISMATCH ..." / "FAILED ..."), the reported
+     * failure as "FAILED ...", or null while the store has not answered.
+     */
+    public String opVerdict(long seq) {
+        if (badSeq <= seq) {
+            return badVerdict;
+        }
+        if (okThrough >= seq) {
+            return OK;
+        }
+        String f = failure;
+        return f != null ? "FAILED " + f : null;
+    }
+
+    /** The sequence number of the first operation whose check failed, or MAX_VALUE. */
+    public long firstBadOp() {
+        return badSeq;
+    }
+
+    /** Like {@link #opVerdict} but waits up to {@code millis} for the answer; null if none came. */
+    public String awaitOpVerdict(long seq, long millis) {
+        String v = opVerdict(seq);
+        if (v != null) {
+            return v;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        synchronized (verdicts) {
+            while ((v = opVerdict(seq)) == null) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(verdicts, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+            }
+        }
+        return v;
+    }
+
+    /**
+     * True once the store said every other rank has announced operation {@code seq} (this
+     * rank is the last); only for operations announced with {@code goAhead}.
+     */
+    public boolean othersAnnounced(long seq) {
+        return goAheadThrough >= seq;
     }
 
     private synchronized String request(String line, Duration timeout) {

@@ -22,9 +22,12 @@ import org.slf4j.LoggerFactory;
  * <ul>
  * <li>{@code HELLO rank}, {@code SET key value}, {@code WAIT key} (answered when the key
  * exists), {@code BYE}: answered with {@code R value};</li>
- * <li>{@code CHECK key rank value}: answered with {@code C OK} once every rank has checked
- * the same key with the same value, or {@code C MISMATCH ...} listing each rank's value,
- * used to agree on tensor lengths without an extra round trip on the data path;</li>
+ * <li>{@code CHECK key rank value}: answered with {@code C key OK} once every rank has
+ * checked the same key with the same value, or {@code C key MISMATCH ...} listing each
+ * rank's value, used to agree on every collective without a wait on the data path;
+ * {@code CHECKG} is the same, and when all ranks but one have checked the key the missing
+ * rank is told {@code G key} ("everyone else is here"), so a rank that arrives last need
+ * not wait for the verdict to know it;</li>
  * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text}.</li>
  * </ul>
  * A rank whose connection ends without {@code BYE} is reported as failed to everyone: that
@@ -40,6 +43,7 @@ public final class StoreServer implements AutoCloseable {
     private final Map<String, String> values = new HashMap<>();
     private final Map<String, List<Connection>> waiters = new HashMap<>();
     private final Map<String, Check> checks = new HashMap<>();
+    private final Connection[] byRank;
     private String failure;
     private int leftCount;
     private volatile boolean closed;
@@ -102,6 +106,7 @@ public final class StoreServer implements AutoCloseable {
 
     public StoreServer(InetSocketAddress bind, int worldSize) throws IOException {
         this.worldSize = worldSize;
+        this.byRank = new Connection[worldSize];
         this.socket = new ServerSocket();
         socket.setReuseAddress(true);
         socket.bind(bind, 128);
@@ -139,6 +144,9 @@ public final class StoreServer implements AutoCloseable {
                 String f;
                 synchronized (this) {
                     c.rank = Integer.parseInt(p[1]);
+                    if (c.rank >= 0 && c.rank < worldSize) {
+                        byRank[c.rank] = c;
+                    }
                     f = failure;
                 }
                 c.send("R OK");
@@ -170,7 +178,8 @@ public final class StoreServer implements AutoCloseable {
                     c.send("R " + v);
                 }
             }
-            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "");
+            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", false);
+            case "CHECKG" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", true);
             case "WHO" -> c.send("R " + missing(p[1]));
             case "FAIL" -> fail(line.substring(5));
             case "BYE" -> {
@@ -185,8 +194,13 @@ public final class StoreServer implements AutoCloseable {
         }
     }
 
-    private void check(Connection c, String key, int rank, String value) {
+    private void check(Connection c, String key, int rank, String value, boolean goAhead) {
+        if (rank < 0 || rank >= worldSize) {
+            c.send("F rendezvous store: CHECK " + key + " from rank " + rank + " outside world of size " + worldSize);
+            return;
+        }
         Check done;
+        Connection last = null;
         synchronized (this) {
             Check k = checks.computeIfAbsent(key, x -> new Check(worldSize));
             if (k.values[rank] == null) {
@@ -194,17 +208,35 @@ public final class StoreServer implements AutoCloseable {
             }
             k.values[rank] = value;
             k.from[rank] = c;
-            if (k.count < worldSize) {
-                return;
+            if (goAhead && k.count == worldSize - 1) {
+                for (int r = 0; r < worldSize; r++) {
+                    if (k.values[r] == null) {
+                        last = byRank[r];
+                    }
+                }
             }
-            checks.remove(key);
-            done = k;
+            if (k.count < worldSize) {
+                done = null;
+            } else {
+                checks.remove(key);
+                done = k;
+            }
         }
+        if (last != null) {
+            last.send("G " + key);
+        }
+        if (done == null) {
+            return;
+        }
+        reply(key, done);
+    }
+
+    private void reply(String key, Check done) {
         boolean same = true;
         for (String v : done.values) {
             same &= v.equals(done.values[0]);
         }
-        StringBuilder reply = new StringBuilder(same ? "C OK" : "C MISMATCH");
+        StringBuilder reply = new StringBuilder("C ").append(key).append(same ? " OK" : " MISMATCH");
         if (!same) {
             for (int r = 0; r < worldSize; r++) {
                 reply.append(r == 0 ? " " : ", ").append("rank ").append(r).append(": ").append(done.values[r]);

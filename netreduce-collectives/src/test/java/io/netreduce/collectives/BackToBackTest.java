@@ -1,0 +1,65 @@
+package io.netreduce.collectives;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.netreduce.host.MessagePlan;
+import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Many small collectives back to back, with no pause between them, sizes changing from
+ * call to call (including tensors smaller than the ring, whose chunks are empty) and
+ * barriers in between: ranks that finish a call early start the next one while their
+ * neighbours are still in the previous one, which is what the ring's look-ahead receive and
+ * the asynchronous agreement check must cope with. Inputs are small integers, so every sum
+ * is exact and checked on every rank after every call.
+ */
+@Timeout(120)
+@SuppressWarnings("try")
+class BackToBackTest {
+    private static final int[] SIZES = {1, 2, 3, 7, 1024, TestGroup.MESSAGE_BYTES / 4 + 1, 3 * TestGroup.MESSAGE_BYTES};
+    private static final int CALLS = 300;
+
+    @ParameterizedTest(name = "{1} over {2}, P={0}")
+    @CsvSource({"2,ring,tcp", "3,ring,tcp", "2,ring,soft", "2,netreduce,soft", "3,netreduce,soft"})
+    void backToBackCallsOfChangingSizesAreExactOnEveryRank(int p, String algorithm, String transport)
+            throws Exception {
+        long seed = 20_241_129L + p;
+        try (TestGroup g = TestGroup.open(p, TestGroup.template(algorithm).transport(transport), 1L << 30)) {
+            List<Object> out = g.onEveryRank((r, c) -> {
+                Random sizes = new Random(seed);
+                FloatBuffer t = ByteBuffer.allocateDirect(4 * 3 * TestGroup.MESSAGE_BYTES)
+                        .order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+                for (int call = 0; call < CALLS; call++) {
+                    int kind = sizes.nextInt(8);
+                    int n = SIZES[sizes.nextInt(SIZES.length)];
+                    if (kind == 0) {
+                        c.barrier();
+                        continue;
+                    }
+                    t.clear().limit(n);
+                    for (int i = 0; i < n; i++) {
+                        t.put(i, (float) ((r + 1) * (i % 13) + call % 7));
+                    }
+                    c.allReduce(t);
+                    for (int i = 0; i < n; i++) {
+                        float expected = (float) ((p * (p + 1) / 2) * (i % 13) + p * (call % 7));
+                        if (t.get(i) != expected) {
+                            throw new AssertionError("rank " + r + ", call " + call + " (" + n + " elements), element "
+                                    + i + ": " + t.get(i) + " != " + expected + " (seed " + seed + ")");
+                        }
+                    }
+                }
+                return null;
+            }, 100);
+            for (int r = 0; r < p; r++) {
+                assertNull(out.get(r), "rank " + r + " (seed " + seed + ")");
+            }
+        }
+    }
+}
