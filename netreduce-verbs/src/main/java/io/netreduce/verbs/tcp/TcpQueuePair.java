@@ -75,6 +75,13 @@ final class TcpQueuePair implements QueuePair {
     private static final int SKIP_BUFFER_BYTES = 64 * 1024;
     /** At most this many bytes per socket write, so the ACK timer sees a large message progress. */
     static final int WRITE_CHUNK_BYTES = 1 << 20;
+    /**
+     * Request frames up to this size are written by the posting thread itself when the
+     * socket is free and nothing is queued ahead: it saves waking the writer thread, the
+     * largest single cost of a small message's latency. Larger frames go to the writer so
+     * that postSend does not wait on the socket for long.
+     */
+    static final int INLINE_WRITE_BYTES = 64 * 1024;
 
     private final TcpDevice device;
     private final TcpProtectionDomain pd;
@@ -110,6 +117,9 @@ final class TcpQueuePair implements QueuePair {
     private final RecvSlot[] recvSlots;
     private long recvPosted;
     private long recvConsumed;
+
+    /** A thread (the writer, or a poster writing inline) is writing to the socket; guarded by the lock. */
+    private boolean socketBusy;
 
     // Control frames the reader wants the writer to send.
     private boolean ackPending;
@@ -380,6 +390,7 @@ final class TcpQueuePair implements QueuePair {
         if (total > Integer.MAX_VALUE) {
             throw new VerbsException("QP " + qpn + ": message of " + total + " bytes exceeds the 2 GiB limit");
         }
+        long inlineIndex;
         lock.lock();
         try {
             if (state == QpState.ERROR) {
@@ -395,7 +406,42 @@ final class TcpQueuePair implements QueuePair {
             SendSlot slot = sendSlots[(int) (sendPosted % sendSlots.length)];
             slot.fill(request, (int) total);
             sendPosted++;
-            changed.signalAll();
+            if (socketBusy || total > INLINE_WRITE_BYTES || sendTransmitNext != sendPosted - 1 || rnrBackoff) {
+                changed.signalAll();
+                return;
+            }
+            socketBusy = true;
+            inlineIndex = sendTransmitNext++;
+        } finally {
+            lock.unlock();
+        }
+        writeInline(inlineIndex);
+    }
+
+    /** Writes send-queue entry {@code index} on the posting thread; the caller has claimed the socket. */
+    private void writeInline(long index) {
+        SendSlot slot = sendSlots[(int) (index % sendSlots.length)];
+        try {
+            int n = slot.prepare((int) index);
+            long total = FrameHeader.LENGTH + (long) slot.length;
+            counters.increment(Counter.PACKETS_SENT);
+            counters.add(Counter.BYTES_SENT, total);
+            transmit(channel, slot, n, total);
+        } catch (IOException e) {
+            connectionLost("write", e);
+        } finally {
+            releaseSocket();
+        }
+    }
+
+    /** Frees the socket for the next writer; wakes the writer thread if work queued up meanwhile. */
+    private void releaseSocket() {
+        lock.lock();
+        try {
+            socketBusy = false;
+            if (ackPending || nakPending || sendTransmitNext < sendPosted || state != QpState.READY) {
+                changed.signalAll();
+            }
         } finally {
             lock.unlock();
         }
@@ -468,6 +514,10 @@ final class TcpQueuePair implements QueuePair {
                         if (state == QpState.CLOSED) {
                             return;
                         }
+                        if (socketBusy) {
+                            changed.await(); // a poster is writing inline; it signals when done
+                            continue;
+                        }
                         if (ackPending) {
                             ackPending = false;
                             controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0);
@@ -500,21 +550,28 @@ final class TcpQueuePair implements QueuePair {
                             changed.await();
                         }
                     }
+                    socketBusy = true;
                 } finally {
                     lock.unlock();
                 }
                 // Counted before the write: the peer's ACK (and so the completion a user
                 // polls) may arrive before this thread returns from write().
-                if (controlFrame) {
-                    counters.increment(Counter.PACKETS_SENT);
-                    counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
-                    writeFully(ch, control);
-                } else {
-                    int n = slot.prepare(sequence);
-                    long total = FrameHeader.LENGTH + (long) slot.length;
-                    counters.increment(Counter.PACKETS_SENT);
-                    counters.add(Counter.BYTES_SENT, total);
-                    transmit(ch, slot, n, total);
+                try {
+                    if (controlFrame) {
+                        counters.increment(Counter.PACKETS_SENT);
+                        counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
+                        writeFully(ch, control);
+                    } else {
+                        int n = slot.prepare(sequence);
+                        long total = FrameHeader.LENGTH + (long) slot.length;
+                        counters.increment(Counter.PACKETS_SENT);
+                        counters.add(Counter.BYTES_SENT, total);
+                        transmit(ch, slot, n, total);
+                    }
+                } finally {
+                    lock.lock();
+                    socketBusy = false;
+                    lock.unlock();
                 }
             }
         } catch (IOException e) {
@@ -529,7 +586,7 @@ final class TcpQueuePair implements QueuePair {
 
     private void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            bytesWritten += ch.write(b); // only the writer thread adds
+            bytesWritten += ch.write(b); // one socket writer at a time (socketBusy)
         }
     }
 
@@ -553,7 +610,7 @@ final class TcpQueuePair implements QueuePair {
             }
             long w = ch.write(iov, 0, n);
             written += w;
-            bytesWritten += w; // only the writer thread adds
+            bytesWritten += w; // one socket writer at a time (socketBusy)
         }
     }
 
@@ -1059,7 +1116,7 @@ final class TcpQueuePair implements QueuePair {
             sgl.copyFrom(r.sgl());
         }
 
-        /** Fills the header and points the vector at the payload; returns the vector length. Writer thread only. */
+        /** Fills the header and points the vector at the payload; returns the vector length. Only by the thread holding the socket. */
         int prepare(int sequence) {
             byte type;
             switch (opcode) {
