@@ -39,13 +39,15 @@ import org.slf4j.LoggerFactory;
 /**
  * An RC queue pair carried by one TCP connection.
  *
- * <p>Two threads per connected queue pair. The <em>writer</em> is the only thread that
- * writes to the socket: it sends request frames as one gathering write of
- * {@code [header, SGE views...]} straight from the registered buffers, and the ACK/NAK
- * frames the reader asks for. The <em>reader</em> never blocks on anything but the socket:
- * it scatters each SEND's payload straight into the posted RECV's buffers (or an RDMA
- * WRITE's into the target region) and turns ACKs and NAKs into send completions. Keeping
- * every socket write on one thread is what makes bidirectional bulk traffic deadlock-free.
+ * <p>Two threads per connected queue pair. The <em>writer</em> sends request frames as
+ * gathering writes of {@code [header, SGE views...]} straight from the registered buffers,
+ * and the ACK/NAK frames the reader asks for; a small request posted while the socket is
+ * free is written by the posting thread instead (one writer at a time, in sequence order).
+ * The <em>reader</em> never blocks on anything but the socket and never writes: it
+ * scatters each SEND's payload straight into the posted RECV's buffers (or an RDMA WRITE's
+ * into the target region) and turns ACKs and NAKs into send completions. A reader that
+ * never waits on a write is what makes bidirectional bulk traffic deadlock-free: every
+ * blocked write is eventually drained by the peer's reader.
  *
  * <p>Reliability follows RC: a send completes when the peer acknowledged it; a SEND that
  * finds no RECV is answered with an RNR NAK and retransmitted (with every later request)
