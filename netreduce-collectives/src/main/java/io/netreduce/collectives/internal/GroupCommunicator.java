@@ -6,7 +6,6 @@ import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.rendezvous.StoreClient;
 import io.netreduce.collectives.rendezvous.StoreServer;
-import io.netreduce.host.HostTimeoutException;
 import io.netreduce.host.MessagePlan;
 import io.netreduce.host.ProgressGuard;
 import io.netreduce.host.RingSettings;
@@ -40,8 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class GroupCommunicator implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommunicator.class);
-    /** How long a failing rank waits for the length check's verdict, to report the real cause. */
-    private static final long VERDICT_WAIT_MS = 1000;
 
     private final CommunicatorConfig config;
     private final int rank;
@@ -62,7 +59,8 @@ public final class GroupCommunicator implements Communicator {
     private final ReentrantLock opLock = new ReentrantLock();
     /** Asynchronous operations submitted and not yet finished. */
     private final AtomicInteger queued = new AtomicInteger();
-    private final boolean strict;
+    /** Checks every collective against the other ranks' (null in a world of one). */
+    private final OperationAgreement agreement;
     private volatile boolean closed;
     private volatile CollectiveException broken;
     /** Written under {@link #opLock}; read by error messages. */
@@ -85,7 +83,8 @@ public final class GroupCommunicator implements Communicator {
         this.store = store;
         this.connections = connections;
         this.ringId = ringId;
-        this.strict = config.agreement() == CommunicatorConfig.Agreement.STRICT;
+        this.agreement = store == null ? null : new OperationAgreement(store, rank,
+                config.agreement() == CommunicatorConfig.Agreement.STRICT, config.timeout());
         if (connections != null) {
             memory = new TensorMemory(connections.pd);
             netreduce = CommunicatorConfig.NETREDUCE.equals(algorithm)
@@ -377,15 +376,8 @@ public final class GroupCommunicator implements Communicator {
     }
 
     /**
-     * Runs one collective (caller holds {@link #opLock}). Agreement (see
-     * {@link CommunicatorConfig.Agreement}): the operation is announced to the store without
-     * waiting; in ASYNC mode the call then only requires the previous operation's verdict
-     * when it ends (by then it has normally long arrived, so nothing waits), and looks at
-     * its own without waiting. Like NCCL and Gloo we trust the data path for speed, but
-     * unlike them a mismatch never goes unreported: the ring's messages carry the tensor
-     * length (caught at the first message), a netreduce rank waiting for messages that
-     * never come sees the verdict through its progress guard, and a mismatch invisible to
-     * the data path (equal lengths) fails the next call at the latest on every rank.
+     * Runs one collective (caller holds {@link #opLock}), checked against the other ranks'
+     * calls by {@link OperationAgreement}.
      */
     private void execute(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
         if (broken != null) {
@@ -398,136 +390,30 @@ public final class GroupCommunicator implements Communicator {
         }
         opSeq++;
         try {
-            if (store != null) {
-                failOnEarlierMismatch();
-                // Only netreduce uses the go-ahead (see awaitEveryRankArrived): for the ring it
-                // would cost every call one more wake-up of the store reader thread.
-                store.announce(opSeq, opName, netreduce != null);
-                if (netreduce != null) {
-                    awaitEveryRankArrived();
-                }
+            if (agreement != null) {
+                agreement.beforeBody(opSeq, opName, netreduce != null);
             }
             body(kind, a, b, op, root);
-            if (store != null) {
-                if (strict) {
-                    requireVerdict(opSeq);
-                } else {
-                    requireVerdict(opSeq - 1);
-                    failOnEarlierMismatch();
-                }
+            if (agreement != null) {
+                agreement.afterBody(opSeq, opName);
             }
         } catch (RuntimeException e) {
-            CollectiveException ce = explain(e);
+            CollectiveException ce = agreement != null ? agreement.explain(e, opSeq, opName)
+                    : e instanceof CollectiveException c ? c
+                    : new CollectiveException("rank " + rank + ": " + opName + " failed: " + e.getMessage(), e);
             broken = ce;
             throw ce;
         }
     }
 
-    /**
-     * Through the switch a rank's SEND is acknowledged only once every rank has sent that
-     * message, so a rank arriving late by more than the transport's retry budget (ACK
-     * timeout × 8) would make the early ones give up, and no rule local to the early rank
-     * (time since its last call, say) can tell that another rank is about to compute for a
-     * minute. So every rank starts only once all have announced the operation, which costs
-     * nothing for the early ranks (they must wait for the last one anyway) and nothing for
-     * a rank the store already told it is the last ({@link StoreClient#othersAnnounced});
-     * only ranks arriving at the same moment pay one store round trip.
-     */
-    private void awaitEveryRankArrived() {
-        if (!store.othersAnnounced(opSeq)) {
-            requireVerdict(opSeq);
-        }
-    }
-
-    private void requireVerdict(long seq) {
-        if (seq <= 0) {
-            return;
-        }
-        long millis = config.timeout().toMillis();
-        String v = store.awaitOpVerdict(seq, millis);
-        if (v == null) {
-            throw new HostTimeoutException("no agreement on collective #" + seq + " within " + millis + " ms");
-        }
-        if (!StoreClient.OK.equals(v)) {
-            throw new CollectiveException(explainVerdict(Math.min(seq, store.firstBadOp()), v));
-        }
-    }
-
-    /** Throws if the store has already reported a mismatch of this or an earlier operation. */
-    private void failOnEarlierMismatch() {
-        long bad = store.firstBadOp();
-        if (bad <= opSeq) {
-            throw new CollectiveException(explainVerdict(bad, store.opVerdict(bad)));
-        }
-    }
-
     /** Called by the data path while it waits: abort on a reported failure, a mismatch, or close. */
     private void checkProgress(long idleNanos) {
-        if (store != null) {
-            String failure = store.failure();
-            if (failure != null) {
-                throw new CollectiveException("rank " + rank + ": collective #" + opSeq + " " + opName
-                        + " aborted: " + failure);
-            }
-            failOnEarlierMismatch();
+        if (agreement != null) {
+            agreement.checkProgress(opSeq, opName);
         }
         if (closed) {
             throw new CollectiveException("rank " + rank + ": communicator closed during collective #" + opSeq);
         }
-    }
-
-    private String explainVerdict(long seq, String v) {
-        if (v != null && v.startsWith("MISMATCH")) {
-            return "rank " + rank + ": ranks called collective #" + seq + " with different tensors or operations: "
-                    + v.substring("MISMATCH".length()).trim();
-        }
-        return "rank " + rank + ": collective #" + seq + (seq == opSeq ? " " + opName : "") + " aborted: "
-                + (v == null ? "no verdict" : v.startsWith("FAILED ") ? v.substring(7) : v);
-    }
-
-    /**
-     * Turns any failure into the clearest message available: a mismatch if the agreement
-     * check says so, else the failure another rank reported, else this rank's own error
-     * (which is then reported to every other rank, naming this one).
-     */
-    private CollectiveException explain(RuntimeException e) {
-        if (store == null) {
-            return e instanceof CollectiveException ce ? ce
-                    : new CollectiveException("rank " + rank + ": " + opName + " failed: " + e.getMessage(), e);
-        }
-        String v = store.awaitOpVerdict(opSeq, VERDICT_WAIT_MS);
-        if (v != null && v.startsWith("MISMATCH")) {
-            String message = explainVerdict(Math.min(opSeq, store.firstBadOp()), v);
-            if (store.failure() == null) {
-                store.fail(message);
-            }
-            return new CollectiveException(message, e);
-        }
-        String reported = store.failure();
-        if (e instanceof CollectiveException ce) {
-            if (reported == null) {
-                store.fail(ce.getMessage());
-            }
-            return ce;
-        }
-        String message = "rank " + rank + ": collective #" + opSeq + " " + opName + " failed: " + e.getMessage();
-        if (e instanceof HostTimeoutException) {
-            String missing = "";
-            try {
-                missing = store.missing("op/" + opSeq, Duration.ofSeconds(2));
-            } catch (CollectiveException ignored) {
-                // the store is gone too: the message says what we know
-            }
-            if (!missing.isEmpty() && !"[]".equals(missing)) {
-                message += "; ranks that never started it: " + missing;
-            }
-        }
-        if (reported != null) {
-            message += "; the group reports: " + reported;
-        } else {
-            store.fail(message);
-        }
-        return new CollectiveException(message, e);
     }
 
     private static String await(CompletableFuture<String> f, long millis) {
@@ -620,7 +506,8 @@ public final class GroupCommunicator implements Communicator {
         if (!idle) {
             LOG.warn("rank {}: an operation on another thread did not stop within the timeout while closing", rank);
         }
-        String lastMismatch = idle ? lastVerdictProblem() : null;
+        String lastMismatch = idle && agreement != null && broken == null ? agreement.lastVerdictProblem(opSeq, opName)
+                : null;
         drainBeforeTeardown();
         if (netreduce != null) {
             netreduce.close();
@@ -659,27 +546,6 @@ public final class GroupCommunicator implements Communicator {
         if (lastMismatch != null) {
             throw new CollectiveException(lastMismatch);
         }
-    }
-
-    /**
-     * In ASYNC mode the last call returned before its verdict: wait for it here, so that a
-     * mismatch in the very last collective is still reported (by close) and not lost.
-     */
-    private String lastVerdictProblem() {
-        if (store == null || strict || broken != null || opSeq == 0) {
-            return null;
-        }
-        String v = store.awaitOpVerdict(opSeq, Math.min(config.timeout().toMillis(), 10_000));
-        if (v == null) {
-            LOG.warn("rank {}: no verdict on the last collective #{} ({}) before closing", rank, opSeq, opName);
-            return null;
-        }
-        if (v.startsWith("MISMATCH")) {
-            String message = explainVerdict(Math.min(opSeq, store.firstBadOp()), v) + " (reported on close)";
-            LOG.error(message);
-            return message;
-        }
-        return null;
     }
 
     private static void cleanUp(StoreClient store, RingConnections conns, StoreServer server) {
