@@ -76,7 +76,7 @@ final class EnvironmentReader {
             try {
                 b.agreement(CommunicatorConfig.Agreement.valueOf(a.toUpperCase(java.util.Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("NETREDUCE_AGREEMENT must be 'strict' or 'async', not '" + a + "'", e);
+                throw new IllegalArgumentException("NETREDUCE_AGREEMENT must be 'async', 'strict' or 'off', not '" + a + "'", e);
             }
             b.source("agreement " + a.toLowerCase(java.util.Locale.ROOT) + " from NETREDUCE_AGREEMENT");
         }

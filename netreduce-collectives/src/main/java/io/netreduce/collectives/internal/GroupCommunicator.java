@@ -83,8 +83,8 @@ public final class GroupCommunicator implements Communicator {
         this.store = store;
         this.connections = connections;
         this.ringId = ringId;
-        this.agreement = store == null ? null : new OperationAgreement(store, rank,
-                config.agreement() == CommunicatorConfig.Agreement.STRICT, config.timeout());
+        this.agreement = store == null ? null : new OperationAgreement(store, rank, config.agreement(),
+                config.timeout());
         if (connections != null) {
             memory = new TensorMemory(connections.pd);
             netreduce = CommunicatorConfig.NETREDUCE.equals(algorithm)

@@ -1,6 +1,7 @@
 package io.netreduce.collectives.internal;
 
 import io.netreduce.collectives.CollectiveException;
+import io.netreduce.collectives.CommunicatorConfig.Agreement;
 import io.netreduce.collectives.rendezvous.StoreClient;
 import io.netreduce.host.HostTimeoutException;
 import java.time.Duration;
@@ -21,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * unreported: the ring's messages carry the tensor length (caught at the first message), a
  * netreduce rank waiting for messages that never come sees the verdict through its
  * progress guard, and a mismatch invisible to the data path (equal lengths) fails the next
- * call at the latest on every rank, or close() after the last one.
+ * call at the latest on every rank, or close() after the last one. OFF announces nothing
+ * for the ring (the data path and failure reports remain); netreduce still announces each
+ * call for its start gate.
  *
  * <p>Used by the thread running the operation (and its progress guard).
  */
@@ -32,18 +35,21 @@ final class OperationAgreement {
 
     private final StoreClient store;
     private final int rank;
-    private final boolean strict;
+    private final Agreement mode;
     private final long timeoutMillis;
 
-    OperationAgreement(StoreClient store, int rank, boolean strict, Duration timeout) {
+    OperationAgreement(StoreClient store, int rank, Agreement mode, Duration timeout) {
         this.store = store;
         this.rank = rank;
-        this.strict = strict;
+        this.mode = mode;
         this.timeoutMillis = timeout.toMillis();
     }
 
     /** Before operation {@code seq} moves data: fail on a known mismatch, announce it, and for netreduce start together. */
     void beforeBody(long seq, CharSequence name, boolean netreduce) {
+        if (mode == Agreement.OFF && !netreduce) {
+            return;
+        }
         failOnEarlierMismatch(seq, name);
         // Only netreduce uses the go-ahead (see awaitEveryRankArrived): for the ring it would
         // cost every call one more wake-up of the store reader thread.
@@ -55,7 +61,10 @@ final class OperationAgreement {
 
     /** After operation {@code seq} moved its data: the verdicts this mode requires before returning. */
     void afterBody(long seq, CharSequence name) {
-        if (strict) {
+        if (mode == Agreement.OFF) {
+            return;
+        }
+        if (mode == Agreement.STRICT) {
             requireVerdict(seq, seq, name);
         } else {
             requireVerdict(seq - 1, seq, name);
@@ -104,6 +113,9 @@ final class OperationAgreement {
 
     /** Throws if the store has already reported a mismatch of operation {@code seq} or an earlier one. */
     private void failOnEarlierMismatch(long seq, CharSequence name) {
+        if (mode == Agreement.OFF) {
+            return; // nothing is compared, except netreduce's start gate, which is checked where it waits
+        }
         long bad = store.firstBadOp();
         if (bad <= seq) {
             throw new CollectiveException(explainVerdict(bad, store.opVerdict(bad), seq, name));
@@ -126,7 +138,7 @@ final class OperationAgreement {
      * this rank's own error (which is then reported to every other rank, naming this one).
      */
     CollectiveException explain(RuntimeException e, long seq, CharSequence name) {
-        String v = store.awaitOpVerdict(seq, VERDICT_WAIT_MS);
+        String v = mode == Agreement.OFF ? null : store.awaitOpVerdict(seq, VERDICT_WAIT_MS);
         if (v != null && v.startsWith("MISMATCH")) {
             String message = explainVerdict(Math.min(seq, store.firstBadOp()), v, seq, name);
             if (store.failure() == null) {
@@ -142,7 +154,7 @@ final class OperationAgreement {
             return ce;
         }
         String message = "rank " + rank + ": collective #" + seq + " " + name + " failed: " + e.getMessage();
-        if (e instanceof HostTimeoutException) {
+        if (e instanceof HostTimeoutException && mode != Agreement.OFF) {
             String missing = "";
             try {
                 missing = store.missing("op/" + seq, Duration.ofSeconds(2));
@@ -167,7 +179,7 @@ final class OperationAgreement {
      * there is nothing to report.
      */
     String lastVerdictProblem(long lastSeq, CharSequence name) {
-        if (strict || lastSeq == 0) {
+        if (mode != Agreement.ASYNC || lastSeq == 0) {
             return null;
         }
         String v = store.awaitOpVerdict(lastSeq, Math.min(timeoutMillis, 10_000));

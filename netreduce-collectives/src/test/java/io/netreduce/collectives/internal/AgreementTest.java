@@ -123,12 +123,46 @@ class AgreementTest {
         }
     }
 
+    /**
+     * OFF trusts the data path alone, as NCCL does: a length mismatch is still caught (ring
+     * messages carry the tensor length) and reported on every rank, never a hang; a mismatch
+     * of equal lengths is not checked, so both calls return (the documented price).
+     */
+    @Test
+    void withAgreementOffTheDataPathStillCatchesALengthMismatchOnEveryRank() throws Exception {
+        try (TestGroup g = group("ring", Agreement.OFF)) {
+            List<Object> unchecked = g.onEveryRank((r, c) -> {
+                if (r == 1) {
+                    c.broadcast(FloatBuffer.allocate(100), 0);
+                } else {
+                    c.allReduce(FloatBuffer.allocate(100));
+                }
+                return "returned";
+            }, 30);
+            for (int r = 0; r < 3; r++) {
+                assertEquals("returned", unchecked.get(r), "rank " + r + ": equal lengths are not compared when OFF");
+            }
+            List<Object> out = g.onEveryRank((r, c) -> {
+                c.allReduce(FloatBuffer.allocate(r == 1 ? 5001 : 5000));
+                return "returned";
+            }, 30);
+            for (int r = 0; r < 3; r++) {
+                CollectiveException e = assertInstanceOf(CollectiveException.class, out.get(r),
+                        "rank " + r + " returned from a collective with mismatched lengths: " + out.get(r));
+                assertTrue(e.getMessage().contains("5001") || e.getMessage().contains("aborted"),
+                        "rank " + r + ": " + e.getMessage());
+            }
+        }
+    }
+
     @Test
     void agreementComesFromTheEnvironmentWithAsyncAsDefault() {
         assertEquals(Agreement.ASYNC, CommunicatorConfig.builder().build().agreement());
         assertEquals(Agreement.STRICT, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", "strict"))
                 .agreement());
         assertEquals(Agreement.ASYNC, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", " Async "))
+                .agreement());
+        assertEquals(Agreement.OFF, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", "off"))
                 .agreement());
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", "never")));
