@@ -2,12 +2,15 @@ package io.netreduce.collectives;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.FloatBuffer;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,6 +112,73 @@ class AllReduceTest {
         for (int r = 0; r < p; r++) {
             assertNull(Tensors.diff(ta[r], avg), "seed " + seed + " AVG rank " + r);
             assertNull(Tensors.diff(tb[r], sum), "seed " + seed + " SUM rank " + r);
+        }
+    }
+
+    /**
+     * MAX and MIN on the ring, in and out of place, with NaN, signed zeros and infinities
+     * among random values: every rank gets the element-wise Math.max/min bit for bit.
+     */
+    @ParameterizedTest(name = "{1} P={0}")
+    @CsvSource({"2,MAX", "3,MAX", "3,MIN", "4,MIN"})
+    void maxAndMinOnTheRing(int p, ReduceOp op) throws Exception {
+        int n = 5 * MESSAGE_ELEMENTS + 3;
+        long seed = 1234L + p * 31L + op.ordinal();
+        Random random = new Random(seed);
+        float[][] values = new float[p][];
+        for (int r = 0; r < p; r++) {
+            values[r] = Tensors.random(random, n);
+            float[] special = {Float.NaN, -0.0f, 0.0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
+            for (int k = 0; k < 50; k++) {
+                values[r][random.nextInt(n)] = special[random.nextInt(special.length)];
+            }
+        }
+        float[] expected = values[0].clone();
+        for (int r = 1; r < p; r++) {
+            for (int i = 0; i < n; i++) {
+                expected[i] = op == ReduceOp.MAX ? Math.max(expected[i], values[r][i]) : Math.min(expected[i], values[r][i]);
+            }
+        }
+        FloatBuffer[] inPlace = new FloatBuffer[p];
+        FloatBuffer[] input = new FloatBuffer[p];
+        FloatBuffer[] output = new FloatBuffer[p];
+        for (int r = 0; r < p; r++) {
+            inPlace[r] = Tensors.make(Tensors.Kind.DIRECT, values[r]);
+            input[r] = Tensors.make(Tensors.Kind.HEAP, values[r]);
+            output[r] = Tensors.make(Tensors.Kind.DIRECT, new float[n]);
+        }
+        try (TestGroup g = TestGroup.open(p, "ring")) {
+            g.all((r, c) -> {
+                c.allReduce(inPlace[r], op);
+                c.allReduce(input[r], output[r], op);
+                return null;
+            }, 60);
+        }
+        for (int r = 0; r < p; r++) {
+            assertNull(Tensors.diff(inPlace[r], expected), "seed " + seed + " " + op + " in place, rank " + r);
+            assertNull(Tensors.diff(output[r], expected), "seed " + seed + " " + op + " out of place, rank " + r);
+        }
+    }
+
+    @Test
+    void aNetreduceGroupRefusesMaxAndMinBeforeSendingAnything() throws Exception {
+        try (TestGroup g = TestGroup.open(2, "netreduce")) {
+            Communicator c = g.comms.get(0);
+            if (!CommunicatorConfig.NETREDUCE.equals(c.algorithm())) {
+                return; // this transport fell back to the ring, which computes MAX and MIN (tested above)
+            }
+            FloatBuffer t = FloatBuffer.allocate(10);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.allReduce(t, ReduceOp.MAX));
+            assertTrue(e.getMessage().contains("ring") && e.getMessage().contains("only add"), e.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> c.allReduceAsync(t, ReduceOp.MIN));
+            // Nothing was sent: the group still sums.
+            float[][] values = {{1f, 2f}, {3f, 4f}};
+            FloatBuffer[] tensors = {Tensors.make(Tensors.Kind.DIRECT, values[0]), Tensors.make(Tensors.Kind.DIRECT, values[1])};
+            g.all((r, cc) -> {
+                cc.allReduce(tensors[r]);
+                return null;
+            }, 60);
+            assertNull(Tensors.diff(tensors[0], new float[] {4f, 6f}), "the group kept working");
         }
     }
 

@@ -182,14 +182,14 @@ public final class GroupCommunicator implements Communicator {
     @Override
     public void allReduce(FloatBuffer tensor, ReduceOp op) {
         writable(tensor, "tensor");
-        Objects.requireNonNull(op, "op");
+        supported(op);
         call(ALL_REDUCE, tensor, null, op, -1);
     }
 
     @Override
     public CompletableFuture<Void> allReduceAsync(FloatBuffer tensor, ReduceOp op) {
         writable(tensor, "tensor");
-        Objects.requireNonNull(op, "op");
+        supported(op);
         return submit(ALL_REDUCE, tensor, null, op, -1);
     }
 
@@ -203,11 +203,20 @@ public final class GroupCommunicator implements Communicator {
         return submit(ALL_REDUCE, outOfPlaceInput(input, output, op), output, op, -1);
     }
 
+    /** Refuses, before anything is sent, an operation this group's algorithm cannot compute. */
+    private void supported(ReduceOp op) {
+        Objects.requireNonNull(op, "op");
+        if (!op.isSum() && netreduce != null) {
+            throw new IllegalArgumentException(op + " all-reduce needs the ring algorithm: a NetReduce switch can only "
+                    + "add (this communicator uses " + algorithm + ")");
+        }
+    }
+
     /** Checks an out-of-place call's arguments; returns the input to use (the output itself for two views of it). */
     private FloatBuffer outOfPlaceInput(FloatBuffer input, FloatBuffer output, ReduceOp op) {
         Objects.requireNonNull(input, "input");
         writable(output, "output");
-        Objects.requireNonNull(op, "op");
+        supported(op);
         if (input.remaining() != output.remaining()) {
             throw new IllegalArgumentException("allReduce input has " + input.remaining() + " elements but output has "
                     + output.remaining() + "; they must be equal");
@@ -273,11 +282,17 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
-    /** What every rank must agree on: the operation and its tensor length (and root). */
-    private void describe(StringBuilder out, int kind, FloatBuffer a, FloatBuffer b, int root) {
+    /** What every rank must agree on: the operation, its tensor length, and its root or reduction. */
+    private void describe(StringBuilder out, int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
         out.setLength(0);
         switch (kind) {
-            case ALL_REDUCE -> out.append("allReduce(").append(a.remaining()).append(')');
+            case ALL_REDUCE -> {
+                out.append("allReduce(").append(a.remaining());
+                if (op != ReduceOp.SUM) {
+                    out.append(", ").append(op.name());
+                }
+                out.append(')');
+            }
             case BROADCAST -> out.append("broadcast(").append(a.remaining()).append(", root ").append(root).append(')');
             case ALL_GATHER -> out.append("allGather(").append(a.remaining()).append(')');
             default -> out.append("barrier");
@@ -302,7 +317,7 @@ public final class GroupCommunicator implements Communicator {
                     memory, guard);
         } else {
             memory.bind(input, output, true);
-            ring.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n,
+            ring.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n, op,
                     guard);
             memory.unstageWhole();
         }
@@ -384,7 +399,7 @@ public final class GroupCommunicator implements Communicator {
             throw new CollectiveException("rank " + rank + ": communicator is broken by an earlier failure: "
                     + broken.getMessage(), broken);
         }
-        describe(opName, kind, a, b, root);
+        describe(opName, kind, a, b, op, root);
         if (closed) {
             throw new CollectiveException("rank " + rank + ": communicator closed before " + opName + " ran");
         }

@@ -1,5 +1,6 @@
 package io.netreduce.collectives.internal;
 
+import io.netreduce.collectives.ReduceOp;
 import io.netreduce.host.CompletionPump;
 import io.netreduce.host.MessagePlan;
 import io.netreduce.host.ProgressGuard;
@@ -23,7 +24,7 @@ import java.util.EnumSet;
 import java.util.function.Supplier;
 
 /**
- * Classic ring all-reduce with host-side summation over the NetReduce ring of queue pairs
+ * Classic ring all-reduce with host-side summation (or MAX/MIN) over the NetReduce ring of queue pairs
  * (send to rank r+1, receive from rank r-1), pipelined in messages: 2(P-1) steps, the first
  * P-1 a reduce-scatter, the last P-1 an all-gather. At step s rank r sends chunk (r-s) mod P
  * and receives chunk (r-s-1) mod P; message k of step s is sent as soon as message k of
@@ -80,6 +81,8 @@ public final class RingAllReduce implements AutoCloseable {
     private int sendSeq;
     private int recvSeq;
     private int elements;
+    /** How received values are combined with this rank's: SUM and AVG add (AVG divides afterwards). */
+    private ReduceOp combine = ReduceOp.SUM;
     private MemoryRegion inputRegion;
     private int inputOffset;
     private FloatBuffer inputFloats;
@@ -127,10 +130,12 @@ public final class RingAllReduce implements AutoCloseable {
      * Sums {@code n} elements at byte {@code inOffset} of {@code input} across the ring into
      * byte {@code outOffset} of {@code output} (the same region and offset for in place).
      */
-    public void run(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n, ProgressGuard guard) {
+    public void run(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n, ReduceOp op,
+                    ProgressGuard guard) {
         if (size == 1 || n == 0) {
             return;
         }
+        combine = op;
         elements = n;
         inputRegion = input;
         inputOffset = inOffset;
@@ -321,15 +326,34 @@ public final class RingAllReduce implements AutoCloseable {
                 int m = Math.min(SUM_BLOCK, count - done);
                 got.get(from + done, a, 0, m);
                 in.get(at + done, b, 0, m);
-                for (int i = 0; i < m; i++) {
-                    a[i] += b[i];
-                }
+                combine(a, b, m);
                 out.put(at + done, a, 0, m);
             }
         } else if (ahead) {
             // Tensors smaller than the ring have empty chunks: receive 0 may be an all-gather
             // message, which the look-ahead receive put in staging rather than the tensor.
             outputFloats.put(at, stagingFloats, from, count);
+        }
+    }
+
+    /** {@code a[i] = a[i] op b[i]}: received op local, in the order the summation contract documents. */
+    private void combine(float[] a, float[] b, int m) {
+        switch (combine) {
+            case MAX -> {
+                for (int i = 0; i < m; i++) {
+                    a[i] = Math.max(a[i], b[i]);
+                }
+            }
+            case MIN -> {
+                for (int i = 0; i < m; i++) {
+                    a[i] = Math.min(a[i], b[i]);
+                }
+            }
+            default -> {
+                for (int i = 0; i < m; i++) {
+                    a[i] += b[i];
+                }
+            }
         }
     }
 
