@@ -160,6 +160,54 @@ class AllReduceTest {
         }
     }
 
+    /**
+     * The ring's all-gather (its all-gather half alone) over several messages per chunk,
+     * into registered and staged outputs, interleaved with all-reduces so that each one's
+     * look-ahead receive meets the other kind of operation.
+     */
+    @Test
+    void ringAllGatherInterleavedWithAllReduce() throws Exception {
+        int p = 3;
+        int m = 2 * MESSAGE_ELEMENTS + 5;
+        long seed = 77;
+        Random random = new Random(seed);
+        try (TestGroup g = TestGroup.open(p, "ring")) {
+            for (int round = 0; round < 6; round++) {
+                float[][] parts = new float[p][];
+                float[][] sums = new float[p][];
+                for (int r = 0; r < p; r++) {
+                    parts[r] = Tensors.random(random, m);
+                    sums[r] = Tensors.random(random, 1 + random.nextInt(3 * MESSAGE_ELEMENTS));
+                }
+                int n = sums[0].length;
+                for (int r = 1; r < p; r++) {
+                    sums[r] = java.util.Arrays.copyOf(sums[r], n);
+                }
+                Tensors.Kind kind = round % 2 == 0 ? Tensors.Kind.DIRECT : Tensors.Kind.HEAP;
+                FloatBuffer[] gathered = new FloatBuffer[p];
+                FloatBuffer[] reduced = new FloatBuffer[p];
+                for (int r = 0; r < p; r++) {
+                    gathered[r] = Tensors.make(kind, Tensors.random(random, p * m));
+                    reduced[r] = Tensors.make(Tensors.Kind.DIRECT, sums[r]);
+                }
+                g.all((r, c) -> {
+                    c.allGather(Tensors.make(Tensors.Kind.HEAP, parts[r]), gathered[r]);
+                    c.allReduce(reduced[r]);
+                    return null;
+                }, 60);
+                float[] all = new float[p * m];
+                for (int r = 0; r < p; r++) {
+                    System.arraycopy(parts[r], 0, all, r * m, m);
+                }
+                float[] expectedSum = Tensors.expected(g.comms.get(0).algorithm(), sums);
+                for (int r = 0; r < p; r++) {
+                    assertNull(Tensors.diff(gathered[r], all), "seed " + seed + " round " + round + " allGather rank " + r);
+                    assertNull(Tensors.diff(reduced[r], expectedSum), "seed " + seed + " round " + round + " sum rank " + r);
+                }
+            }
+        }
+    }
+
     @Test
     void aNetreduceGroupRefusesMaxAndMinBeforeSendingAnything() throws Exception {
         try (TestGroup g = TestGroup.open(2, "netreduce")) {

@@ -271,12 +271,7 @@ public final class GroupCommunicator implements Communicator {
                 }
                 reduce(a, a, ReduceOp.SUM);
             }
-            case ALL_GATHER -> {
-                int m = a.remaining();
-                fill(b, b.position(), b.remaining());
-                b.put(b.position() + rank * m, a, a.position(), m);
-                reduce(b, b, ReduceOp.SUM);
-            }
+            case ALL_GATHER -> gather(a, b);
             case BARRIER -> reduce(a, a, ReduceOp.SUM);
             default -> throw new IllegalStateException("unknown operation kind " + kind);
         }
@@ -297,6 +292,26 @@ public final class GroupCommunicator implements Communicator {
             case ALL_GATHER -> out.append("allGather(").append(a.remaining()).append(')');
             default -> out.append("barrier");
         }
+    }
+
+    /**
+     * All-gather. The ring runs only its all-gather half, from this rank's own chunk; through
+     * the switch, which can only add, it is an all-reduce in which every rank contributes
+     * -0.0 (the additive identity of IEEE floats) outside its own chunk.
+     */
+    private void gather(FloatBuffer input, FloatBuffer output) {
+        int m = input.remaining();
+        if (ring == null || size == 1) {
+            fill(output, output.position(), output.remaining());
+        }
+        output.put(output.position() + rank * m, input, input.position(), m);
+        if (ring == null || size == 1 || m == 0) {
+            reduce(output, output, ReduceOp.SUM);
+            return;
+        }
+        memory.bind(output, output, true);
+        ring.gather(memory.outputRegion(), memory.outputOffset(), output.remaining(), guard);
+        memory.unstageWhole();
     }
 
     /** Reduces {@code input} into {@code output} (the same buffer for in place). */

@@ -94,6 +94,8 @@ public final class RingAllReduce implements AutoCloseable {
     private int posted;
     private int received;
     private int steps;
+    /** Steps before this one reduce what they receive; from it on, received data is final. */
+    private int reduceSteps;
     /** Receive 0 of the next operation is already posted (into staging slot nextAheadSlot). */
     private boolean lookahead;
     /** This operation's receive 0 is the look-ahead one (landed in staging whatever its step). */
@@ -136,6 +138,28 @@ public final class RingAllReduce implements AutoCloseable {
             return;
         }
         combine = op;
+        bind(input, inOffset, output, outOffset, n);
+        exchange(size - 1, 2 * (size - 1), guard);
+    }
+
+    /**
+     * All-gather: the {@code n} elements at byte {@code offset} of {@code region} are P equal
+     * chunks, this rank's own already in place; only the all-gather half of the ring runs
+     * (each chunk travels P-1 hops, half the traffic of an all-reduce of the same tensor).
+     */
+    public void gather(MemoryRegion region, int offset, int n, ProgressGuard guard) {
+        if (size == 1 || n == 0) {
+            return;
+        }
+        if (n % size != 0) {
+            throw new IllegalArgumentException("all-gather of " + n + " elements over " + size + " ranks: not whole chunks");
+        }
+        bind(region, offset, region, offset, n);
+        // Indexed as the reduce-scatter is (step s sends chunk r-s), so it starts from this rank's own chunk.
+        exchange(0, size - 1, guard);
+    }
+
+    private void bind(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n) {
         elements = n;
         inputRegion = input;
         inputOffset = inOffset;
@@ -143,7 +167,15 @@ public final class RingAllReduce implements AutoCloseable {
         outputRegion = output;
         outputOffset = outOffset;
         outputFloats = input == output && inOffset == outOffset ? inputFloats : floatsAt(output, outOffset);
-        steps = 2 * (size - 1);
+    }
+
+    /**
+     * Runs {@code stepCount} ring steps, the first {@code reducing} of which add what arrives
+     * (through staging) and the rest of which land it directly in the output.
+     */
+    private void exchange(int reducing, int stepCount, ProgressGuard guard) {
+        reduceSteps = reducing;
+        steps = stepCount;
         for (int s = 0; s < steps; s++) {
             sendBase[s + 1] = sendBase[s] + messages(sendChunk(s));
             recvBase[s + 1] = recvBase[s] + messages(recvChunk(s));
@@ -282,7 +314,7 @@ public final class RingAllReduce implements AutoCloseable {
         int slot = posted % slots;
         recv.reset().wrId(posted);
         recv.sgl().add(headers, (window + slot) * HEADER, HEADER);
-        if (step < size - 1) {
+        if (step < reduceSteps) {
             recv.sgl().add(staging, slot * payloadBytes, bytes);
         } else {
             recv.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
@@ -313,7 +345,7 @@ public final class RingAllReduce implements AutoCloseable {
         }
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
-        if (step < size - 1) {
+        if (step < reduceSteps) {
             // In blocks through two small heap arrays: the bulk gets and puts are memory
             // copies, and the add over arrays is the one loop shape C2 turns into SIMD
             // (over direct buffers it stays scalar). Each pair of blocks stays in L1.
