@@ -77,6 +77,20 @@ public interface Communicator extends AutoCloseable {
      */
     void allGather(FloatBuffer input, FloatBuffer output);
 
+    /** Reduce-scatter, SUM: see {@link #reduceScatter(FloatBuffer, FloatBuffer, ReduceOp)}. */
+    default void reduceScatter(FloatBuffer input, FloatBuffer output) {
+        reduceScatter(input, output, ReduceOp.SUM);
+    }
+
+    /**
+     * Reduces every rank's {@code input} element-wise and leaves chunk {@code rank()} of the
+     * result in {@code output}: {@code input.remaining()} must be {@code size() *
+     * output.remaining()}, and rank r receives elements {@code [r·m, (r+1)·m)} of the
+     * reduction (m = {@code output.remaining()}). {@code input} is only read. On the ring
+     * this is the reduce-scatter half alone, half the traffic of an all-reduce.
+     */
+    void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op);
+
     /** Returns when every rank has called it. */
     void barrier();
 

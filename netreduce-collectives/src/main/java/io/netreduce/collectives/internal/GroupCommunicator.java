@@ -72,6 +72,9 @@ public final class GroupCommunicator implements Communicator {
     private static final int BROADCAST = 1;
     private static final int ALL_GATHER = 2;
     private static final int BARRIER = 3;
+    private static final int REDUCE_SCATTER = 4;
+    /** Where a reduce-scatter's full-length partial results go (grown to the largest input seen). */
+    private FloatBuffer scatterScratch;
 
     private GroupCommunicator(CommunicatorConfig config, String algorithm, StoreServer server, StoreClient store,
                               RingConnections connections, int ringId) {
@@ -245,6 +248,18 @@ public final class GroupCommunicator implements Communicator {
     }
 
     @Override
+    public void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op) {
+        Objects.requireNonNull(input, "input");
+        writable(output, "output");
+        supported(op);
+        if ((long) output.remaining() * size != input.remaining()) {
+            throw new IllegalArgumentException("reduceScatter input must hold size × output = " + size + " × "
+                    + output.remaining() + " elements, not " + input.remaining());
+        }
+        call(REDUCE_SCATTER, input, output, op, -1);
+    }
+
+    @Override
     public void barrier() {
         checkOpen();
         call(BARRIER, barrierTensor, null, ReduceOp.SUM, -1);
@@ -272,6 +287,7 @@ public final class GroupCommunicator implements Communicator {
                 reduce(a, a, ReduceOp.SUM);
             }
             case ALL_GATHER -> gather(a, b);
+            case REDUCE_SCATTER -> scatterReduced(a, b, op);
             case BARRIER -> reduce(a, a, ReduceOp.SUM);
             default -> throw new IllegalStateException("unknown operation kind " + kind);
         }
@@ -281,8 +297,8 @@ public final class GroupCommunicator implements Communicator {
     private void describe(StringBuilder out, int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
         out.setLength(0);
         switch (kind) {
-            case ALL_REDUCE -> {
-                out.append("allReduce(").append(a.remaining());
+            case ALL_REDUCE, REDUCE_SCATTER -> {
+                out.append(kind == ALL_REDUCE ? "allReduce(" : "reduceScatter(").append(a.remaining());
                 if (op != ReduceOp.SUM) {
                     out.append(", ").append(op.name());
                 }
@@ -314,6 +330,48 @@ public final class GroupCommunicator implements Communicator {
         memory.unstageWhole();
     }
 
+    /**
+     * Reduce-scatter. The ring runs only its reduce-scatter half into a registered scratch
+     * tensor, whose chunk {@code rank} then holds the result; through the switch it is an
+     * all-reduce into the scratch. Either way only this rank's chunk is copied out.
+     */
+    private void scatterReduced(FloatBuffer input, FloatBuffer output, ReduceOp op) {
+        int m = output.remaining();
+        int n = input.remaining();
+        if (m == 0) {
+            return;
+        }
+        if (size == 1) {
+            output.put(output.position(), input, input.position(), m);
+            return;
+        }
+        if (scatterScratch == null || scatterScratch.capacity() < n) {
+            scatterScratch = ByteBuffer.allocateDirect(4 * Math.max(n, scatterScratch == null ? 0
+                    : 2 * scatterScratch.capacity())).order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+        }
+        FloatBuffer scratch = scatterScratch.duplicate().clear().limit(n);
+        ReduceOp combine = op == ReduceOp.AVG ? ReduceOp.SUM : op;
+        if (ring != null) {
+            memory.bind(input, scratch, true);
+            ring.reduceScatter(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(),
+                    memory.outputOffset(), n, combine, guard);
+        } else {
+            reduce(input, scratch, combine);
+        }
+        output.put(output.position(), scratch, rank * m, m);
+        if (op == ReduceOp.AVG) {
+            divideBySize(output);
+        }
+    }
+
+    /** AVG: the same division by P on every rank, after the sum. */
+    private void divideBySize(FloatBuffer t) {
+        float p = size;
+        for (int i = t.position(); i < t.limit(); i++) {
+            t.put(i, t.get(i) / p);
+        }
+    }
+
     /** Reduces {@code input} into {@code output} (the same buffer for in place). */
     private void reduce(FloatBuffer input, FloatBuffer output, ReduceOp op) {
         int n = output.remaining();
@@ -337,10 +395,7 @@ public final class GroupCommunicator implements Communicator {
             memory.unstageWhole();
         }
         if (op == ReduceOp.AVG) {
-            float p = size;
-            for (int i = output.position(); i < output.limit(); i++) {
-                output.put(i, output.get(i) / p);
-            }
+            divideBySize(output);
         }
     }
 

@@ -94,6 +94,8 @@ public final class RingAllReduce implements AutoCloseable {
     private int posted;
     private int received;
     private int steps;
+    /** 1 for a reduce-scatter, so that the chunk this rank completes last is its own; else 0. */
+    private int chunkShift;
     /** Steps before this one reduce what they receive; from it on, received data is final. */
     private int reduceSteps;
     /** Receive 0 of the next operation is already posted (into staging slot nextAheadSlot). */
@@ -139,7 +141,26 @@ public final class RingAllReduce implements AutoCloseable {
         }
         combine = op;
         bind(input, inOffset, output, outOffset, n);
+        chunkShift = 0;
         exchange(size - 1, 2 * (size - 1), guard);
+    }
+
+    /**
+     * Reduce-scatter: the reduce-scatter half of the ring alone, with chunks numbered one
+     * further back so that this rank completes chunk {@code rank} (elements
+     * [rank·n/P, (rank+1)·n/P)) in {@code output}; other chunks of {@code output} hold partial
+     * results. Chunk c is combined along the ring starting at rank c+1:
+     * {@code ((x_{c+1} op x_{c+2}) op ...) op x_c}.
+     */
+    public void reduceScatter(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n,
+                              ReduceOp op, ProgressGuard guard) {
+        if (size == 1 || n == 0) {
+            return;
+        }
+        combine = op;
+        bind(input, inOffset, output, outOffset, n);
+        chunkShift = 1;
+        exchange(size - 1, size - 1, guard);
     }
 
     /**
@@ -156,6 +177,7 @@ public final class RingAllReduce implements AutoCloseable {
         }
         bind(region, offset, region, offset, n);
         // Indexed as the reduce-scatter is (step s sends chunk r-s), so it starts from this rank's own chunk.
+        chunkShift = 0;
         exchange(0, size - 1, guard);
     }
 
@@ -266,11 +288,11 @@ public final class RingAllReduce implements AutoCloseable {
     }
 
     private int sendChunk(int step) {
-        return Math.floorMod(rank - step, size);
+        return Math.floorMod(rank - step - chunkShift, size);
     }
 
     private int recvChunk(int step) {
-        return Math.floorMod(rank - step - 1, size);
+        return Math.floorMod(rank - step - 1 - chunkShift, size);
     }
 
     private int chunkStart(int c) {
