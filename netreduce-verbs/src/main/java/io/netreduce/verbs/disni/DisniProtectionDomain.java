@@ -8,6 +8,7 @@ import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.support.Registration;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -41,14 +42,9 @@ final class DisniProtectionDomain implements ProtectionDomain {
 
     @Override
     public MemoryRegion register(ByteBuffer buffer, Set<Access> access) {
-        Objects.requireNonNull(buffer, "buffer");
-        Objects.requireNonNull(access, "access");
+        Registration.check(buffer, access);
         if (!open) {
             throw new VerbsException("protection domain is closed");
-        }
-        if (!buffer.isDirect()) {
-            throw new VerbsException("cannot register a heap ByteBuffer (" + buffer.capacity()
-                    + " bytes): memory regions must be direct buffers (ByteBuffer.allocateDirect), whose memory does not move");
         }
         int flags;
         try {

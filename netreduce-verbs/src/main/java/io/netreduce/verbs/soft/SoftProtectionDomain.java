@@ -6,6 +6,7 @@ import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.support.Registration;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
@@ -29,16 +30,8 @@ final class SoftProtectionDomain implements ProtectionDomain {
 
     @Override
     public MemoryRegion register(ByteBuffer buffer, Set<Access> access) {
-        Objects.requireNonNull(buffer, "buffer");
-        Objects.requireNonNull(access, "access");
+        Registration.check(buffer, access);
         checkOpen();
-        if (!buffer.isDirect()) {
-            throw new VerbsException("cannot register a heap buffer: a NIC can only reach direct (off-heap) memory; "
-                    + "use ByteBuffer.allocateDirect");
-        }
-        if (buffer.isReadOnly() && (access.contains(Access.LOCAL_WRITE) || access.contains(Access.REMOTE_WRITE))) {
-            throw new VerbsException("cannot grant write access to a read-only buffer");
-        }
         SoftMemoryRegion mr = device.register(this, buffer, access);
         regions.add(mr);
         return mr;

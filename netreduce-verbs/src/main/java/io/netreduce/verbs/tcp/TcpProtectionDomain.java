@@ -6,6 +6,7 @@ import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.support.Registration;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
@@ -28,13 +29,8 @@ final class TcpProtectionDomain implements ProtectionDomain {
 
     @Override
     public MemoryRegion register(ByteBuffer buffer, Set<Access> access) {
-        Objects.requireNonNull(buffer, "buffer");
-        Objects.requireNonNull(access, "access");
+        Registration.check(buffer, access);
         checkOpen();
-        if (!buffer.isDirect()) {
-            throw new VerbsException("cannot register a heap ByteBuffer (" + buffer.capacity()
-                    + " bytes): memory regions must be direct buffers (ByteBuffer.allocateDirect), whose memory does not move");
-        }
         TcpMemoryRegion mr = device.register(this, buffer, access);
         children.add(mr);
         return mr;

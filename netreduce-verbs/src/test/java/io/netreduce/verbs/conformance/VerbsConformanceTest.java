@@ -89,6 +89,18 @@ public abstract class VerbsConformanceTest {
     }
 
     @Test
+    void writeAccessToAReadOnlyBufferIsRefused() {
+        try (Device d = fx.open(0)) {
+            ProtectionDomain pd = d.allocateProtectionDomain();
+            ByteBuffer readOnly = ByteBuffer.allocateDirect(4096).asReadOnlyBuffer();
+            VerbsException e = assertThrows(VerbsException.class,
+                    () -> pd.register(readOnly, EnumSet.of(Access.LOCAL_WRITE)));
+            assertTrue(e.getMessage().contains("read-only"), "message says why: " + e.getMessage());
+            assertThrows(VerbsException.class, () -> pd.register(readOnly, EnumSet.of(Access.REMOTE_WRITE)));
+        }
+    }
+
+    @Test
     void registeredRegionExposesItsBuffer() {
         try (Device d = fx.open(0)) {
             ByteBuffer buf = ByteBuffer.allocateDirect(10_000);
