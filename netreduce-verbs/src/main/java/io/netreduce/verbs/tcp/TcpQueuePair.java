@@ -505,6 +505,9 @@ final class TcpQueuePair implements QueuePair {
         ByteBuffer control = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
         FrameHeader controlHeader = new FrameHeader().wrap(control);
         SocketChannel ch = channel;
+        // Whether this thread claimed the socket for its last frame: released at the next
+        // locked section rather than with a lock of its own after every write.
+        boolean holding = false;
         try {
             while (true) {
                 SendSlot slot = null;
@@ -512,6 +515,10 @@ final class TcpQueuePair implements QueuePair {
                 boolean controlFrame = false;
                 lock.lock();
                 try {
+                    if (holding) {
+                        socketBusy = false;
+                        holding = false;
+                    }
                     while (true) {
                         if (state == QpState.CLOSED) {
                             return;
@@ -553,27 +560,24 @@ final class TcpQueuePair implements QueuePair {
                         }
                     }
                     socketBusy = true;
+                    holding = true;
                 } finally {
                     lock.unlock();
                 }
                 // Counted before the write: the peer's ACK (and so the completion a user
-                // polls) may arrive before this thread returns from write().
-                try {
-                    if (controlFrame) {
-                        counters.increment(Counter.PACKETS_SENT);
-                        counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
-                        writeFully(ch, control);
-                    } else {
-                        int n = slot.prepare(sequence);
-                        long total = FrameHeader.LENGTH + (long) slot.length;
-                        counters.increment(Counter.PACKETS_SENT);
-                        counters.add(Counter.BYTES_SENT, total);
-                        transmit(ch, slot, n, total);
-                    }
-                } finally {
-                    lock.lock();
-                    socketBusy = false;
-                    lock.unlock();
+                // polls) may arrive before this thread returns from write(). A write that
+                // fails leaves the socket claimed: the queue pair is in ERROR by then, and
+                // nothing is written inline in ERROR.
+                if (controlFrame) {
+                    counters.increment(Counter.PACKETS_SENT);
+                    counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
+                    writeFully(ch, control);
+                } else {
+                    int n = slot.prepare(sequence);
+                    long total = FrameHeader.LENGTH + (long) slot.length;
+                    counters.increment(Counter.PACKETS_SENT);
+                    counters.add(Counter.BYTES_SENT, total);
+                    transmit(ch, slot, n, total);
                 }
             }
         } catch (IOException e) {
