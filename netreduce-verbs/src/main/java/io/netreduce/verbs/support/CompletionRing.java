@@ -103,6 +103,25 @@ public abstract class CompletionRing implements CompletionQueue {
         return n;
     }
 
+    /** Whether nothing is waiting to be polled. */
+    protected boolean isEmpty() {
+        lock.lock();
+        try {
+            return tail == head;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    protected boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public int capacity() {
         return ring.length;

@@ -7,7 +7,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The local ACK timer of one {@link TcpDevice}: a single daemon thread that checks each
- * connected queue pair for forward progress every quarter of its ACK timeout. One thread
+ * connected queue pair for forward progress every quarter of its ACK timeout (and, in
+ * polled progress, drives queue pairs nobody polls). One thread
  * per device rather than per queue pair, because a check is a few field reads under the
  * queue pair's lock and a device may carry hundreds of queue pairs.
  *
@@ -40,6 +41,11 @@ final class AckTimer implements AutoCloseable {
     ScheduledFuture<?> watch(Runnable check, Duration ackTimeout) {
         long period = periodNanos(ackTimeout);
         return executor.scheduleWithFixedDelay(check, period, period, TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs {@code task} every {@code periodNanos} until the returned handle is cancelled. */
+    ScheduledFuture<?> repeat(Runnable task, long periodNanos) {
+        return executor.scheduleWithFixedDelay(task, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
     }
 
     @Override

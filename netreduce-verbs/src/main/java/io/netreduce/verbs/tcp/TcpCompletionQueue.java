@@ -1,10 +1,189 @@
 package io.netreduce.verbs.tcp;
 
+import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.WcOpcode;
+import io.netreduce.verbs.WcStatus;
+import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.verbs.support.CompletionRing;
+import java.io.IOException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
-/** The TCP provider's completion queue: filled by the queue pairs' reader and writer threads. */
+/**
+ * The TCP provider's completion queue. With threaded progress the queue pairs' reader and
+ * writer threads fill it. With polled progress ({@link TcpProgress#POLL}) polling it is
+ * what moves the data: each poll drives the sockets of the queue pairs attached to it; a
+ * blocking poll spins on them for {@link #SPIN_NANOS} after the last byte moved (a ring
+ * step's next message is usually that close behind), then sleeps in {@code select} until
+ * one of its sockets is ready, a completion is pushed from elsewhere, or an RNR backoff
+ * ends, never longer than {@link #MAX_SELECT_MILLIS}.
+ */
 final class TcpCompletionQueue extends CompletionRing {
+    /** Busy-polling after the last progress, before sleeping in select(). */
+    static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+    /** Longest sleep in select(): bounds the cost of any missed wake-up. */
+    static final long MAX_SELECT_MILLIS = 1;
+    private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
+    private static final Consumer<SelectionKey> IGNORE = key -> { };
+
+    /** Queue pairs in polled progress whose completions come here; replaced on (rare) change. */
+    private volatile TcpQueuePair[] attached = NONE;
+    private volatile Selector selector;
+    private volatile boolean selecting;
+
     TcpCompletionQueue(int capacity) {
         super(capacity);
+    }
+
+    /** Adds a connected queue pair in polled progress: polling this queue now drives its socket. */
+    synchronized void attach(TcpQueuePair qp, SocketChannel channel) {
+        for (TcpQueuePair q : attached) {
+            if (q == qp) {
+                return;
+            }
+        }
+        try {
+            if (selector == null) {
+                selector = Selector.open();
+            }
+            channel.register(selector, SelectionKey.OP_READ, qp);
+        } catch (IOException e) {
+            throw new VerbsException("cannot watch the connection of " + qp + " for polled progress: " + e, e);
+        }
+        TcpQueuePair[] now = attached;
+        TcpQueuePair[] next = Arrays.copyOf(now, now.length + 1);
+        next[now.length] = qp;
+        attached = next;
+    }
+
+    synchronized void detach(TcpQueuePair qp) {
+        TcpQueuePair[] now = attached;
+        for (int i = 0; i < now.length; i++) {
+            if (now[i] == qp) {
+                TcpQueuePair[] next = new TcpQueuePair[now.length - 1];
+                System.arraycopy(now, 0, next, 0, i);
+                System.arraycopy(now, i + 1, next, i, now.length - i - 1);
+                attached = next;
+                return;
+            }
+        }
+    }
+
+    /** Ends a poller's select() early: something it waits for happened on another thread. */
+    void wakeUp() {
+        Selector s = selector;
+        if (selecting && s != null) {
+            s.wakeup();
+        }
+    }
+
+    @Override
+    public boolean push(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate,
+                        int immediate, int qpn, String detail) {
+        boolean added = super.push(wrId, status, opcode, byteLength, hasImmediate, immediate, qpn, detail);
+        wakeUp(); // pushed by another thread's progress (or the fallback) while our poller sleeps
+        return added;
+    }
+
+    @Override
+    public int poll(WorkCompletion[] out) {
+        for (TcpQueuePair qp : attached) {
+            qp.progress();
+        }
+        return super.poll(out);
+    }
+
+    @Override
+    public int poll(WorkCompletion[] out, Duration timeout) throws InterruptedException {
+        TcpQueuePair[] qps = attached;
+        if (qps.length == 0) {
+            return super.poll(out, timeout);
+        }
+        long now = System.nanoTime();
+        long deadline = now + Math.max(0, timeout.toNanos());
+        long spinUntil = now + SPIN_NANOS;
+        while (true) {
+            boolean moved = false;
+            for (TcpQueuePair qp : qps) {
+                moved |= qp.progress();
+            }
+            int n = super.poll(out);
+            if (n > 0 || isClosed()) {
+                return n;
+            }
+            now = System.nanoTime();
+            if (now - deadline >= 0) {
+                return 0;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while polling a tcp completion queue");
+            }
+            if (moved) {
+                spinUntil = now + SPIN_NANOS;
+            } else if (now - spinUntil < 0) {
+                Thread.onSpinWait();
+            } else {
+                awaitIo(qps, now, deadline);
+            }
+            qps = attached;
+            if (qps.length == 0) {
+                return super.poll(out, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            }
+        }
+    }
+
+    /** Sleeps until a socket of {@code qps} is ready, a completion is pushed, a timer is due, or the deadline. */
+    private void awaitIo(TcpQueuePair[] qps, long now, long deadline) {
+        Selector s = selector;
+        long wait = deadline - now;
+        for (TcpQueuePair qp : qps) {
+            wait = Math.min(wait, qp.timerDueNanos() - now);
+            SelectionKey key = qp.selectionKey(s);
+            if (key != null && key.isValid()) {
+                int ops = SelectionKey.OP_READ | (qp.wantsWrite() ? SelectionKey.OP_WRITE : 0);
+                if (key.interestOps() != ops) {
+                    key.interestOps(ops);
+                }
+            }
+        }
+        if (wait <= 0) {
+            return;
+        }
+        long millis = Math.max(1, Math.min(MAX_SELECT_MILLIS, TimeUnit.NANOSECONDS.toMillis(wait)));
+        synchronized (s) { // one poller sleeps in select at a time; another spins on progress
+            selecting = true;
+            try {
+                if (isEmpty()) { // re-checked after announcing the sleep: a push now wakes it
+                    s.select(IGNORE, millis);
+                }
+            } catch (ClosedSelectorException e) {
+                // the queue was closed under us: the caller's loop sees it and returns
+            } catch (IOException e) {
+                throw new VerbsException("waiting for tcp connections to become ready failed: " + e, e);
+            } finally {
+                selecting = false;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        super.close();
+        synchronized (this) {
+            Selector s = selector;
+            if (s != null) {
+                try {
+                    s.close(); // releases the sockets of queue pairs closed while registered
+                } catch (IOException e) {
+                    // nothing to do: the queue is gone
+                }
+            }
+        }
     }
 }

@@ -22,6 +22,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,6 +40,16 @@ final class TcpDevice implements Device {
     private static final Logger LOG = LoggerFactory.getLogger(TcpDevice.class);
     /** How long an accepted socket may take to send its handshake. */
     static final int HANDSHAKE_TIMEOUT_MS = 5_000;
+    /**
+     * In polled progress, a queue pair nobody polled for this long is driven by the device.
+     * Long against the gaps of an application inside a collective (a poller that stops to
+     * add a few received messages must not find the device thread competing for its
+     * socket), short against the ACK timeout a peer waits for.
+     */
+    static final long FALLBACK_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** How often the device looks for such queue pairs. */
+    static final long FALLBACK_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
 
     private final DeviceOptions options;
     private final ServerSocketChannel server;
@@ -51,9 +64,14 @@ final class TcpDevice implements Device {
     /** Regions indexed by id, replaced on (rare) registration so lookups on the data path take no lock. */
     private volatile TcpMemoryRegion[] regions = new TcpMemoryRegion[64];
     private volatile boolean open = true;
+    private final TcpProgress progress;
+    /** Connected queue pairs in polled progress, for the fallback; replaced on (rare) change. */
+    private volatile TcpQueuePair[] driven = NONE;
+    private ScheduledFuture<?> fallbackTask;
 
     TcpDevice(DeviceOptions options) {
         this.options = options;
+        this.progress = TcpProgress.of(options);
         if (options.localAddress().isAnyLocalAddress()) {
             // Queue-pair endpoints carry this address for peers to dial: it must be a real one.
             throw new VerbsException("tcp device needs a specific local address, not the wildcard "
@@ -71,11 +89,45 @@ final class TcpDevice implements Device {
         acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
         acceptThread.setDaemon(true);
         acceptThread.start();
-        LOG.debug("tcp device listening on {}", boundAddress);
+        LOG.debug("tcp device listening on {} ({} progress)", boundAddress, progress);
     }
 
     InetSocketAddress boundAddress() {
         return boundAddress;
+    }
+
+    TcpProgress progressMode() {
+        return progress;
+    }
+
+    /**
+     * Puts a connected queue pair in polled progress under the fallback: the device's timer
+     * thread drives it whenever nobody has polled it for {@link #FALLBACK_IDLE_NANOS}.
+     */
+    synchronized void drive(TcpQueuePair qp) {
+        TcpQueuePair[] now = driven;
+        TcpQueuePair[] next = java.util.Arrays.copyOf(now, now.length + 1);
+        next[now.length] = qp;
+        driven = next;
+        if (fallbackTask == null && open) {
+            try {
+                fallbackTask = ackTimer.repeat(this::driveIdle, FALLBACK_PERIOD_NANOS);
+            } catch (RejectedExecutionException e) {
+                LOG.debug("tcp device {}: no fallback progress, the device is closing", boundAddress);
+            }
+        }
+    }
+
+    private void driveIdle() {
+        long now = System.nanoTime();
+        for (TcpQueuePair qp : driven) {
+            try {
+                qp.driveIfIdle(now, FALLBACK_IDLE_NANOS);
+            } catch (RuntimeException e) {
+                // A periodic task that throws is never run again: keep the others driven.
+                LOG.error("tcp device {}: fallback progress of {} failed", boundAddress, qp, e);
+            }
+        }
     }
 
     /** The device's one local-ACK-timer thread, shared by its queue pairs. */
@@ -127,6 +179,18 @@ final class TcpDevice implements Device {
 
     void forget(TcpQueuePair qp) {
         queuePairs.remove(qp.qpn());
+        synchronized (this) {
+            TcpQueuePair[] now = driven;
+            for (int i = 0; i < now.length; i++) {
+                if (now[i] == qp) {
+                    TcpQueuePair[] next = new TcpQueuePair[now.length - 1];
+                    System.arraycopy(now, 0, next, 0, i);
+                    System.arraycopy(now, i + 1, next, i, now.length - i - 1);
+                    driven = next;
+                    break;
+                }
+            }
+        }
     }
 
     synchronized TcpMemoryRegion register(TcpProtectionDomain pd, ByteBuffer buffer, Set<Access> access) {

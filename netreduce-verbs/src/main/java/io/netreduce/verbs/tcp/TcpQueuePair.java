@@ -23,6 +23,8 @@ import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.IdentityHashMap;
@@ -31,6 +33,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -39,15 +42,23 @@ import org.slf4j.LoggerFactory;
 /**
  * An RC queue pair carried by one TCP connection.
  *
- * <p>Two threads per connected queue pair. The <em>writer</em> sends request frames as
- * gathering writes of {@code [header, SGE views...]} straight from the registered buffers,
- * and the ACK/NAK frames the reader asks for; a small request posted while the socket is
- * free is written by the posting thread instead (one writer at a time, in sequence order).
- * The <em>reader</em> never blocks on anything but the socket and never writes: it
- * scatters each SEND's payload straight into the posted RECV's buffers (or an RDMA WRITE's
- * into the target region) and turns ACKs and NAKs into send completions. A reader that
- * never waits on a write is what makes bidirectional bulk traffic deadlock-free: every
- * blocked write is eventually drained by the peer's reader.
+ * <p>Frames go out as gathering writes of {@code [header, SGE views...]} straight from the
+ * registered buffers, and come in by scattering each SEND's payload straight into the
+ * posted RECV's buffers (or an RDMA WRITE's into the target region): no payload copy in
+ * user space. Both directions are resumable state machines (which frame, how far), so the
+ * same code serves the two {@link TcpProgress} modes:
+ * <ul>
+ *   <li><b>poll</b> (default): the socket is non-blocking and has no thread of its own. A
+ *       poller of the completion queues drives it ({@link #progress()}), a post writes what
+ *       the socket takes at once, and the device drives a queue pair nobody polls. The
+ *       data is copied by the thread that consumes it, with no hand-over between threads.</li>
+ *   <li><b>threads</b>: a <em>writer</em> thread sends request frames and the ACK/NAK frames
+ *       the reader asks for (a small request posted while the socket is free is written by
+ *       the posting thread instead); a <em>reader</em> thread never blocks on anything but
+ *       the socket and never writes. A reader that never waits on a write is what makes
+ *       bidirectional bulk traffic deadlock-free: every blocked write is eventually drained
+ *       by the peer's reader. In poll mode nothing blocks, so the question does not arise.</li>
+ * </ul>
  *
  * <p>Reliability follows RC: a send completes when the peer acknowledged it; a SEND that
  * finds no RECV is answered with an RNR NAK and retransmitted (with every later request)
@@ -75,6 +86,8 @@ import org.slf4j.LoggerFactory;
 final class TcpQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueuePair.class);
     private static final int SKIP_BUFFER_BYTES = 64 * 1024;
+    /** Read calls per polled progress step before the write side gets its turn. */
+    private static final int READ_BURST = 16;
     /** At most this many bytes per socket write, so the ACK timer sees a large message progress. */
     static final int WRITE_CHUNK_BYTES = 1 << 20;
     /**
@@ -131,11 +144,44 @@ final class TcpQueuePair implements QueuePair {
     private int nakSequence;
     private int nakAux;
 
-    // Reader-thread state.
+    // The frame being written, owned by the thread that claimed the socket (socketBusy).
+    private final ByteBuffer control = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+    private final FrameHeader controlHeader = new FrameHeader().wrap(control);
+    private boolean writingControl;
+    private SendSlot writingSlot;
+    private int writingVectorLength;
+    private long writingTotal;
+    private long writingWritten;
+
+    // Read side: where in which incoming frame the stream is. Owned by the reader thread, or
+    // in polled progress by whichever thread holds readClaim.
+    private static final int READ_HEADER = 0;
+    private static final int READ_SCATTER = 1;
+    private static final int READ_INTO_REGION = 2;
+    private static final int READ_SKIP = 3;
+    private static final int AFTER_SKIP_NOTHING = 0;
+    private static final int AFTER_SKIP_RNR = 1;
+    private static final int AFTER_SKIP_REMOTE_ACCESS = 2;
+    private static final int AFTER_SKIP_LENGTH_ERROR = 3;
+    private final AtomicBoolean readClaim = new AtomicBoolean();
+    private final ByteBuffer readHeaderBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+    private final FrameHeader readHeader = new FrameHeader().wrap(readHeaderBuffer);
+    private int readPhase = READ_HEADER;
+    private long readLeft;
+    private RecvSlot readRecv;
+    private ByteBuffer readTarget;
+    private int readVectorLength;
+    private int afterSkip;
+    private String afterSkipDetail;
     private long expectedSequence;
     private boolean discarding;
     private ByteBuffer skipBuffer;
     private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
+
+    // Polled progress (no reader or writer thread): pollers of the completion queues drive
+    // the socket; the device's fallback task drives it when nobody has polled for a while.
+    private final boolean polled;
+    private volatile long lastPolledNanos;
 
     // Local ACK timer. Byte counts are written by one thread each (writer, reader) without
     // the lock; the rest is the AckTimer thread's, under the lock.
@@ -156,6 +202,7 @@ final class TcpQueuePair implements QueuePair {
         this.attributes = attributes;
         this.ackTimeoutNanos = attributes.ackTimeout().toNanos();
         this.ackAttempts = attributes.retryCount() + 1;
+        this.polled = device.progressMode() == TcpProgress.POLL;
         this.sendCq = (TcpCompletionQueue) attributes.sendCq();
         this.recvCq = (TcpCompletionQueue) attributes.recvCq();
         this.sendSlots = new SendSlot[attributes.maxSendWr()];
@@ -341,7 +388,7 @@ final class TcpQueuePair implements QueuePair {
 
     private void install(SocketChannel ch, QpEndpoint remote) {
         try {
-            ch.configureBlocking(true);
+            ch.configureBlocking(!polled);
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
         } catch (IOException e) {
             throw new VerbsException("QP " + qpn + ": configuring the connection to " + remote + " failed: " + e, e);
@@ -354,12 +401,21 @@ final class TcpQueuePair implements QueuePair {
             channel = ch;
             remoteEndpoint = remote;
             state = QpState.READY;
-            readerThread = new Thread(this::readLoop, "tcp-verbs-qp" + qpn + "-reader");
-            writerThread = new Thread(this::writeLoop, "tcp-verbs-qp" + qpn + "-writer");
-            readerThread.setDaemon(true);
-            writerThread.setDaemon(true);
-            readerThread.start();
-            writerThread.start();
+            if (polled) {
+                lastPolledNanos = System.nanoTime();
+                sendCq.attach(this, ch);
+                if (recvCq != sendCq) {
+                    recvCq.attach(this, ch);
+                }
+                device.drive(this);
+            } else {
+                readerThread = new Thread(this::readLoop, "tcp-verbs-qp" + qpn + "-reader");
+                writerThread = new Thread(this::writeLoop, "tcp-verbs-qp" + qpn + "-writer");
+                readerThread.setDaemon(true);
+                writerThread.setDaemon(true);
+                readerThread.start();
+                writerThread.start();
+            }
             try {
                 ackTimerTask = device.ackTimer().watch(this::checkProgress, attributes.ackTimeout());
             } catch (RejectedExecutionException e) {
@@ -392,7 +448,6 @@ final class TcpQueuePair implements QueuePair {
         if (total > Integer.MAX_VALUE) {
             throw new VerbsException("QP " + qpn + ": message of " + total + " bytes exceeds the 2 GiB limit");
         }
-        long inlineIndex;
         lock.lock();
         try {
             if (state == QpState.ERROR) {
@@ -408,44 +463,24 @@ final class TcpQueuePair implements QueuePair {
             SendSlot slot = sendSlots[(int) (sendPosted % sendSlots.length)];
             slot.fill(request, (int) total);
             sendPosted++;
-            if (socketBusy || total > INLINE_WRITE_BYTES || sendTransmitNext != sendPosted - 1 || rnrBackoff) {
+            if (polled) {
+                // fall through to write what the socket takes now; pollers write the rest
+            } else if (socketBusy || total > INLINE_WRITE_BYTES || sendTransmitNext != sendPosted - 1 || rnrBackoff) {
                 changed.signalAll();
                 return;
-            }
-            socketBusy = true;
-            inlineIndex = sendTransmitNext++;
-        } finally {
-            lock.unlock();
-        }
-        writeInline(inlineIndex);
-    }
-
-    /** Writes send-queue entry {@code index} on the posting thread; the caller has claimed the socket. */
-    private void writeInline(long index) {
-        SendSlot slot = sendSlots[(int) (index % sendSlots.length)];
-        try {
-            int n = slot.prepare((int) index);
-            long total = FrameHeader.LENGTH + (long) slot.length;
-            counters.increment(Counter.PACKETS_SENT);
-            counters.add(Counter.BYTES_SENT, total);
-            transmit(channel, slot, n, total);
-        } catch (IOException e) {
-            connectionLost("write", e);
-        } finally {
-            releaseSocket();
-        }
-    }
-
-    /** Frees the socket for the next writer; wakes the writer thread if work queued up meanwhile. */
-    private void releaseSocket() {
-        lock.lock();
-        try {
-            socketBusy = false;
-            if (ackPending || nakPending || sendTransmitNext < sendPosted || state != QpState.READY) {
-                changed.signalAll();
+            } else {
+                socketBusy = true;
+                beginRequestFrame(sendTransmitNext++);
             }
         } finally {
             lock.unlock();
+        }
+        if (!polled) {
+            writeInline();
+        } else if (writeStep() && frameInProgress()) {
+            // The socket filled part-way: a poller blocked in select() does not yet wait for
+            // it to drain. (Racy read of the frame state: at worst a spurious wake-up.)
+            sendCq.wakeUp();
         }
     }
 
@@ -499,20 +534,142 @@ final class TcpQueuePair implements QueuePair {
         return total;
     }
 
-    // ------------------------------------------------------------------ writer thread
+    // ------------------------------------------------------------------ writing frames
 
+    /**
+     * Picks the next frame to write: a pending ACK, then a pending NAK, then the next request
+     * (unless in RNR backoff, or the queue pair is not READY). Caller holds the lock and has
+     * claimed the socket ({@link #socketBusy}); no frame may be in progress.
+     */
+    private boolean claimFrameLocked() {
+        if (ackPending) {
+            ackPending = false;
+            controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0);
+            counters.increment(Counter.ACKS_SENT);
+            beginControlFrame();
+            return true;
+        }
+        if (nakPending) {
+            nakPending = false;
+            controlHeader.set(FrameHeader.TYPE_NAK, nakStatus, nakSequence, 0, 0, 0, 0, nakAux);
+            if (nakStatus == FrameHeader.STATUS_RNR) {
+                counters.increment(Counter.RNR_NAKS_SENT);
+            }
+            beginControlFrame();
+            return true;
+        }
+        if (rnrBackoff && rnrBackoffUntilNanos - System.nanoTime() <= 0) {
+            rnrBackoff = false;
+        }
+        if (state == QpState.READY && sendTransmitNext < sendPosted && !rnrBackoff) {
+            beginRequestFrame(sendTransmitNext++);
+            return true;
+        }
+        return false;
+    }
+
+    private void beginControlFrame() {
+        writingControl = true;
+        writingTotal = FrameHeader.LENGTH;
+        writingWritten = 0;
+        // Counted before the write: the peer's answer may arrive before write() returns.
+        counters.increment(Counter.PACKETS_SENT);
+        counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
+    }
+
+    private void beginRequestFrame(long index) {
+        SendSlot slot = sendSlots[(int) (index % sendSlots.length)];
+        writingVectorLength = slot.prepare((int) index);
+        writingSlot = slot;
+        writingTotal = FrameHeader.LENGTH + (long) slot.length;
+        writingWritten = 0;
+        // Counted before the write: the peer's ACK (and so the completion a user polls) may
+        // arrive before the writing thread returns from write().
+        counters.increment(Counter.PACKETS_SENT);
+        counters.add(Counter.BYTES_SENT, writingTotal);
+    }
+
+    private boolean frameInProgress() {
+        return writingControl || writingSlot != null;
+    }
+
+    /**
+     * One write call on the frame in progress; the frame is done when
+     * {@link #frameInProgress()} turns false. A request goes as gathering writes of at most
+     * {@link #WRITE_CHUNK_BYTES} (the last up to twice that): a blocking write returns only
+     * when all it was given sits in the socket buffer, so one call per 64 MiB message would
+     * hide from the ACK timer that a slow peer is reading. The tail goes with the last
+     * chunk: a separate write of a few bytes would cost a system call and a segment. Each
+     * iov buffer's position records what was written, so a non-blocking write that stops
+     * part-way resumes where it stopped. Only by the thread that claimed the socket.
+     */
+    private long writeOnce(SocketChannel ch) throws IOException {
+        long w;
+        if (writingControl) {
+            w = ch.write(control);
+        } else {
+            SendSlot slot = writingSlot;
+            ByteBuffer[] iov = slot.iov;
+            int n = writingVectorLength;
+            int budget = writingTotal - writingWritten <= 2L * WRITE_CHUNK_BYTES ? Integer.MAX_VALUE : WRITE_CHUNK_BYTES;
+            for (int i = 0; i < n; i++) {
+                ByteBuffer b = iov[i];
+                int take = Math.min(slot.ends[i] - b.position(), budget);
+                b.limit(b.position() + take);
+                budget -= take;
+            }
+            w = ch.write(iov, 0, n);
+        }
+        writingWritten += w;
+        bytesWritten += w; // one socket writer at a time (socketBusy)
+        if (writingWritten == writingTotal) {
+            writingControl = false;
+            writingSlot = null;
+        }
+        return w;
+    }
+
+    /** Drops the frame a failed write left behind, so no later writer resumes it. */
+    private void abandonFrame() {
+        writingControl = false;
+        writingSlot = null;
+    }
+
+    /** Writes the claimed request frame on the posting thread, then frees the socket. */
+    private void writeInline() {
+        try {
+            while (frameInProgress()) {
+                writeOnce(channel);
+            }
+        } catch (IOException e) {
+            abandonFrame();
+            connectionLost("write", e);
+        } finally {
+            releaseSocket();
+        }
+    }
+
+    /** Frees the socket for the next writer; wakes the writer thread if work queued up meanwhile. */
+    private void releaseSocket() {
+        lock.lock();
+        try {
+            socketBusy = false;
+            if (ackPending || nakPending || sendTransmitNext < sendPosted || state != QpState.READY) {
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Threaded progress: the writer thread, blocking in write() while the socket is full. */
     private void writeLoop() {
-        ByteBuffer control = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
-        FrameHeader controlHeader = new FrameHeader().wrap(control);
         SocketChannel ch = channel;
         // Whether this thread claimed the socket for its last frame: released at the next
         // locked section rather than with a lock of its own after every write.
         boolean holding = false;
         try {
             while (true) {
-                SendSlot slot = null;
-                int sequence = 0;
-                boolean controlFrame = false;
                 lock.lock();
                 try {
                     if (holding) {
@@ -527,60 +684,28 @@ final class TcpQueuePair implements QueuePair {
                             changed.await(); // a poster is writing inline; it signals when done
                             continue;
                         }
-                        if (ackPending) {
-                            ackPending = false;
-                            controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0);
-                            counters.increment(Counter.ACKS_SENT);
-                            controlFrame = true;
-                            break;
-                        }
-                        if (nakPending) {
-                            nakPending = false;
-                            controlHeader.set(FrameHeader.TYPE_NAK, nakStatus, nakSequence, 0, 0, 0, 0, nakAux);
-                            if (nakStatus == FrameHeader.STATUS_RNR) {
-                                counters.increment(Counter.RNR_NAKS_SENT);
-                            }
-                            controlFrame = true;
-                            break;
-                        }
-                        long backoff = rnrBackoff ? rnrBackoffUntilNanos - System.nanoTime() : 0;
-                        if (backoff <= 0) {
-                            rnrBackoff = false;
-                        }
-                        if (state == QpState.READY && sendTransmitNext < sendPosted && backoff <= 0) {
-                            slot = sendSlots[(int) (sendTransmitNext % sendSlots.length)];
-                            sequence = (int) sendTransmitNext;
-                            sendTransmitNext++;
+                        if (claimFrameLocked()) {
                             break;
                         }
                         if (state == QpState.READY && sendTransmitNext < sendPosted) {
-                            changed.awaitNanos(backoff);
+                            changed.awaitNanos(rnrBackoffUntilNanos - System.nanoTime());
                         } else {
                             changed.await();
                         }
                     }
+                    // A write that fails leaves the socket claimed: the queue pair is in ERROR
+                    // by then, and nothing is written inline in ERROR.
                     socketBusy = true;
                     holding = true;
                 } finally {
                     lock.unlock();
                 }
-                // Counted before the write: the peer's ACK (and so the completion a user
-                // polls) may arrive before this thread returns from write(). A write that
-                // fails leaves the socket claimed: the queue pair is in ERROR by then, and
-                // nothing is written inline in ERROR.
-                if (controlFrame) {
-                    counters.increment(Counter.PACKETS_SENT);
-                    counters.add(Counter.BYTES_SENT, FrameHeader.LENGTH);
-                    writeFully(ch, control);
-                } else {
-                    int n = slot.prepare(sequence);
-                    long total = FrameHeader.LENGTH + (long) slot.length;
-                    counters.increment(Counter.PACKETS_SENT);
-                    counters.add(Counter.BYTES_SENT, total);
-                    transmit(ch, slot, n, total);
+                while (frameInProgress()) {
+                    writeOnce(ch);
                 }
             }
         } catch (IOException e) {
+            abandonFrame();
             connectionLost("write", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -590,84 +715,142 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    private void writeFully(SocketChannel ch, ByteBuffer b) throws IOException {
-        while (b.hasRemaining()) {
-            bytesWritten += ch.write(b); // one socket writer at a time (socketBusy)
-        }
-    }
-
     /**
-     * Writes a request frame as gathering writes of {@link #WRITE_CHUNK_BYTES} (the last up to twice that):
-     * a blocking write returns only when all it was given sits in the socket buffer, so one
-     * call per 64 MiB message would hide from the ACK timer that a slow peer is reading.
+     * Polled progress: writes frames until the socket takes no more or nothing is left,
+     * without blocking. Sends ACKs and NAKs in ERROR too, so the peer learns why. False if
+     * another thread holds the socket or nothing moved.
      */
-    private void transmit(SocketChannel ch, SendSlot slot, int n, long total) throws IOException {
-        ByteBuffer[] iov = slot.iov;
-        long written = 0;
-        while (written < total) {
-            // The tail of a message goes with the last chunk: a separate write of a few
-            // header bytes would cost a system call and a segment of its own.
-            int budget = total - written <= 2L * WRITE_CHUNK_BYTES ? Integer.MAX_VALUE : WRITE_CHUNK_BYTES;
-            for (int i = 0; i < n; i++) {
-                ByteBuffer b = iov[i];
-                int take = Math.min(slot.ends[i] - b.position(), budget);
-                b.limit(b.position() + take);
-                budget -= take;
+    private boolean writeStep() {
+        boolean moved = false;
+        while (true) {
+            lock.lock();
+            try {
+                if (socketBusy || state == QpState.CLOSED || (!frameInProgress() && !claimFrameLocked())) {
+                    return moved;
+                }
+                socketBusy = true;
+            } finally {
+                lock.unlock();
             }
-            long w = ch.write(iov, 0, n);
-            written += w;
-            bytesWritten += w; // one socket writer at a time (socketBusy)
-        }
-    }
-
-    // ------------------------------------------------------------------ reader thread
-
-    private void readLoop() {
-        ByteBuffer headerBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
-        FrameHeader header = new FrameHeader().wrap(headerBuffer);
-        SocketChannel ch = channel;
-        try {
-            while (true) {
-                headerBuffer.clear();
-                receive(ch, headerBuffer);
-                counters.increment(Counter.PACKETS_RECEIVED);
-                counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
-                byte type = header.type();
-                if (type == FrameHeader.TYPE_ACK) {
-                    onAck(header.sequence());
-                } else if (type == FrameHeader.TYPE_NAK) {
-                    onNak(header.status(), header.sequence(), header.aux());
-                } else if (FrameHeader.isRequest(type) && header.length() >= 0) {
-                    onRequest(ch, header, type);
-                } else {
-                    counters.increment(Counter.DROP_MALFORMED);
-                    fail(WcStatus.GENERAL_ERR, "malformed frame from " + remoteEndpoint + ": "
-                            + FrameHeader.typeName(type) + ", length " + header.length());
-                    TcpDevice.closeQuietly(ch);
-                    return;
+            boolean stop = false;
+            try {
+                while (true) {
+                    long w = writeOnce(channel);
+                    moved |= w > 0;
+                    if (frameInProgress()) {
+                        if (w == 0) {
+                            stop = true; // socket buffer full: the poller waits for OP_WRITE
+                            break;
+                        }
+                        continue;
+                    }
+                    lock.lock();
+                    try {
+                        if (!claimFrameLocked()) {
+                            break;
+                        }
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            } catch (IOException e) {
+                stop = true;
+                abandonFrame();
+                connectionLost("write", e);
+            } finally {
+                lock.lock();
+                try {
+                    socketBusy = false;
+                } finally {
+                    lock.unlock();
                 }
             }
-        } catch (IOException e) {
-            connectionLost("read", e);
-        } catch (RuntimeException e) {
-            LOG.error("QP {}: reader failed", qpn, e);
-            fail(WcStatus.GENERAL_ERR, "internal error in the reader: " + e);
+            if (stop) {
+                return moved;
+            }
+            // A post that found the socket claimed left its request to us: look once more.
         }
     }
 
-    private void onRequest(SocketChannel ch, FrameHeader header, byte type) throws IOException {
-        int sequence = header.sequence();
-        int length = header.length();
+    // ------------------------------------------------------------------ reading frames
+
+    /**
+     * One read call on the incoming stream, and whatever it completes: a header is
+     * dispatched, a payload finished, an error NAKed after its payload was skipped. The
+     * reader's state (which part of which frame comes next) lives in fields, so the same
+     * code serves a blocking reader thread and non-blocking pollers that each read what is
+     * there. Returns the bytes read (0 only on a non-blocking channel with nothing to read).
+     * Only by the thread that holds the read side (the reader thread, or {@link #readClaim}).
+     */
+    private long readOnce(SocketChannel ch) throws IOException {
+        long r;
+        switch (readPhase) {
+            case READ_HEADER:
+                r = ch.read(readHeaderBuffer);
+                if (r < 0) {
+                    throw new EOFException();
+                }
+                bytesRead += r;
+                if (!readHeaderBuffer.hasRemaining()) {
+                    readHeaderBuffer.clear();
+                    onHeader();
+                }
+                return r;
+            case READ_SCATTER:
+                r = ch.read(readRecv.iov, 0, readVectorLength);
+                break;
+            case READ_INTO_REGION:
+                r = ch.read(readTarget);
+                break;
+            default:
+                skipBuffer.clear().limit((int) Math.min(readLeft, SKIP_BUFFER_BYTES));
+                r = ch.read(skipBuffer);
+                break;
+        }
+        if (r < 0) {
+            throw new EOFException();
+        }
+        bytesRead += r;
+        readLeft -= r;
+        if (readLeft == 0) {
+            payloadDone();
+        }
+        return r;
+    }
+
+    private void onHeader() throws IOException {
+        counters.increment(Counter.PACKETS_RECEIVED);
+        counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
+        byte type = readHeader.type();
+        if (type == FrameHeader.TYPE_ACK) {
+            onAck(readHeader.sequence());
+        } else if (type == FrameHeader.TYPE_NAK) {
+            onNak(readHeader.status(), readHeader.sequence(), readHeader.aux());
+        } else if (FrameHeader.isRequest(type) && readHeader.length() >= 0) {
+            onRequest(type);
+        } else {
+            counters.increment(Counter.DROP_MALFORMED);
+            String what = "malformed frame from " + remoteEndpoint + ": " + FrameHeader.typeName(type)
+                    + ", length " + readHeader.length();
+            fail(WcStatus.GENERAL_ERR, what);
+            throw new IOException(what); // the stream cannot be trusted past it: close the connection
+        }
+    }
+
+    /** Decides where a request's payload goes: a posted receive, a memory region, or nowhere. */
+    private void onRequest(byte type) throws IOException {
+        int sequence = readHeader.sequence();
+        int length = readHeader.length();
         if (state != QpState.READY) {
             counters.increment(Counter.DROP_BAD_STATE);
-            skip(ch, length);
+            beginSkip(length, AFTER_SKIP_NOTHING, null);
             return;
         }
         if (sequence != (int) expectedSequence) {
             if (discarding) {
                 // Requests that followed one we NAKed: the requester will send them again.
                 counters.increment(Counter.DROP_OUT_OF_SEQUENCE);
-                skip(ch, length);
+                beginSkip(length, AFTER_SKIP_NOTHING, null);
                 return;
             }
             throw new IOException("protocol violation: request sequence " + sequence + ", expected " + (int) expectedSequence);
@@ -675,20 +858,18 @@ final class TcpQueuePair implements QueuePair {
         discarding = false;
         boolean write = FrameHeader.isWrite(type);
         TcpMemoryRegion target = null;
-        long targetAddress = header.remoteAddress();
+        long targetAddress = readHeader.remoteAddress();
         if (write) {
-            int rkey = header.rkey();
+            int rkey = readHeader.rkey();
             target = device.regionByKey(rkey);
             if (target == null || target.pd() != pd || target.rkey() != rkey
                     || !target.access().contains(Access.REMOTE_WRITE) || !target.covers(targetAddress, length)) {
-                skip(ch, length);
                 String why = target == null || target.pd() != pd || target.rkey() != rkey
                         ? "no memory region with rkey 0x" + Integer.toHexString(rkey)
                         : !target.access().contains(Access.REMOTE_WRITE) ? "region with rkey 0x" + Integer.toHexString(rkey)
                                 + " lacks REMOTE_WRITE access"
                         : "range [0x" + Long.toHexString(targetAddress) + ", +" + length + ") lies outside the region";
-                nak(FrameHeader.STATUS_REMOTE_ACCESS, sequence, 0);
-                fail(null, "remote access error on an incoming RDMA WRITE: " + why);
+                beginSkip(length, AFTER_SKIP_REMOTE_ACCESS, why);
                 return;
             }
         }
@@ -704,50 +885,71 @@ final class TcpQueuePair implements QueuePair {
                 lock.unlock();
             }
             if (recv == null) {
-                skip(ch, length);
-                discarding = true;
-                nak(FrameHeader.STATUS_RNR, sequence,
-                        (int) Math.min(Integer.MAX_VALUE, Math.max(1, attributes.minRnrTimer().toNanos() / 1000)));
+                beginSkip(length, AFTER_SKIP_RNR, null);
                 return;
             }
         }
+        readRecv = recv; // consumed: completed by payloadDone, or flushed if the connection drops first
         if (!write && length > recv.capacity) {
-            skip(ch, length);
-            pushRecv(recv.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, length, false, 0,
-                    "a " + length + "-byte message does not fit the posted " + recv.capacity + "-byte receive");
-            nak(FrameHeader.STATUS_INVALID_REQUEST, sequence, 0);
-            fail(null, "local length error: " + length + "-byte message for a " + recv.capacity + "-byte receive");
+            beginSkip(length, AFTER_SKIP_LENGTH_ERROR, null);
             return;
         }
-        try {
-            if (write) {
-                ByteBuffer view = writeTargetViews.get(target);
-                if (view == null) {
-                    view = target.newView();
-                    writeTargetViews.put(target, view);
-                }
-                int offset = (int) (targetAddress - target.address());
-                view.limit(offset + length).position(offset);
-                receive(ch, view);
-            } else {
-                receive(ch, recv.iov, recv.prepareScatter(length), length);
+        if (write) {
+            ByteBuffer view = writeTargetViews.get(target);
+            if (view == null) {
+                view = target.newView();
+                writeTargetViews.put(target, view);
             }
-        } catch (IOException e) {
-            if (recv != null) {
-                pushRecv(recv.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
-                        "connection lost while receiving into this request");
-            }
-            throw e;
+            int offset = (int) (targetAddress - target.address());
+            view.limit(offset + length).position(offset);
+            readTarget = view;
+            readPhase = READ_INTO_REGION;
+        } else {
+            readVectorLength = recv.prepareScatter(length);
+            readPhase = READ_SCATTER;
         }
+        readLeft = length;
+        if (length == 0) {
+            payloadDone();
+        }
+    }
+
+    /** Consumes and drops {@code length} payload bytes, then does {@code after} (only on error and RNR paths). */
+    private void beginSkip(int length, int after, String detail) {
+        if (skipBuffer == null) {
+            skipBuffer = ByteBuffer.allocateDirect(SKIP_BUFFER_BYTES);
+        }
+        readPhase = READ_SKIP;
+        readLeft = length;
+        afterSkip = after;
+        afterSkipDetail = detail;
+        if (length == 0) {
+            payloadDone();
+        }
+    }
+
+    private void payloadDone() {
+        int phase = readPhase;
+        readPhase = READ_HEADER;
+        readTarget = null;
+        int sequence = readHeader.sequence();
+        int length = readHeader.length();
+        if (phase == READ_SKIP) {
+            skipDone(sequence, length);
+            return;
+        }
+        RecvSlot recv = readRecv;
+        readRecv = null;
         expectedSequence++;
         counters.increment(Counter.MESSAGES_RECEIVED);
         counters.add(Counter.BYTES_RECEIVED, length);
         // Complete the receive before acknowledging, so that by the time the sender sees its
         // completion the receiver's application can already see (and repost) this one.
         if (recv != null) {
+            byte type = readHeader.type();
             boolean imm = FrameHeader.hasImmediate(type);
-            pushRecv(recv.wrId, WcStatus.SUCCESS, write ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV, length,
-                    imm, imm ? header.immediate() : 0, null);
+            pushRecv(recv.wrId, WcStatus.SUCCESS, FrameHeader.isWrite(type) ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV,
+                    length, imm, imm ? readHeader.immediate() : 0, null);
         }
         lock.lock();
         try {
@@ -757,6 +959,93 @@ final class TcpQueuePair implements QueuePair {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** What a dropped payload leaves to do once it is consumed: answer the requester, maybe fail. */
+    private void skipDone(int sequence, int length) {
+        int after = afterSkip;
+        String detail = afterSkipDetail;
+        afterSkip = AFTER_SKIP_NOTHING;
+        afterSkipDetail = null;
+        switch (after) {
+            case AFTER_SKIP_RNR:
+                discarding = true;
+                nak(FrameHeader.STATUS_RNR, sequence,
+                        (int) Math.min(Integer.MAX_VALUE, Math.max(1, attributes.minRnrTimer().toNanos() / 1000)));
+                break;
+            case AFTER_SKIP_REMOTE_ACCESS:
+                nak(FrameHeader.STATUS_REMOTE_ACCESS, sequence, 0);
+                fail(null, "remote access error on an incoming RDMA WRITE: " + detail);
+                break;
+            case AFTER_SKIP_LENGTH_ERROR: {
+                RecvSlot recv = readRecv;
+                readRecv = null;
+                pushRecv(recv.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, length, false, 0,
+                        "a " + length + "-byte message does not fit the posted " + recv.capacity + "-byte receive");
+                nak(FrameHeader.STATUS_INVALID_REQUEST, sequence, 0);
+                fail(null, "local length error: " + length + "-byte message for a " + recv.capacity + "-byte receive");
+                break;
+            }
+            default:
+                break;
+        }
+    }
+
+    /** The stream failed: a receive already taken for the frame in flight is flushed, not lost. */
+    private void readFailed(IOException e) {
+        RecvSlot recv = readRecv;
+        readRecv = null;
+        if (recv != null) {
+            pushRecv(recv.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
+                    "connection lost while receiving into this request");
+        }
+        connectionLost("read", e);
+    }
+
+    /** Threaded progress: the reader thread, blocking in read() until the peer sends. */
+    private void readLoop() {
+        SocketChannel ch = channel;
+        try {
+            while (true) {
+                readOnce(ch);
+            }
+        } catch (IOException e) {
+            readFailed(e);
+        } catch (RuntimeException e) {
+            LOG.error("QP {}: reader failed", qpn, e);
+            fail(WcStatus.GENERAL_ERR, "internal error in the reader: " + e);
+        }
+    }
+
+    /**
+     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls so that
+     * the write side gets its turn. False if another thread holds the read side or nothing
+     * was there.
+     */
+    private boolean readStep() {
+        if (!readClaim.compareAndSet(false, true)) {
+            return false;
+        }
+        boolean moved = false;
+        try {
+            SocketChannel ch = channel;
+            for (int i = 0; i < READ_BURST; i++) {
+                if (readOnce(ch) == 0) {
+                    break;
+                }
+                moved = true;
+            }
+        } catch (IOException e) {
+            readFailed(e);
+            moved = true;
+        } catch (RuntimeException e) {
+            LOG.error("QP {}: polled read failed", qpn, e);
+            fail(WcStatus.GENERAL_ERR, "internal error while reading: " + e);
+            moved = true;
+        } finally {
+            readClaim.set(false);
+        }
+        return moved;
     }
 
     private void nak(byte status, int sequence, int aux) {
@@ -840,6 +1129,62 @@ final class TcpQueuePair implements QueuePair {
         } finally {
             lock.unlock();
         }
+    }
+
+    // ------------------------------------------------------------------ polled progress
+
+    /**
+     * Polled progress, called by a poller of one of this queue pair's completion queues:
+     * reads what arrived and writes what the socket takes, never blocking. True if anything
+     * moved. Safe from several threads at once (each side has one owner at a time).
+     */
+    boolean progress() {
+        if (state == QpState.CLOSED) {
+            return false;
+        }
+        lastPolledNanos = System.nanoTime();
+        return drive();
+    }
+
+    /**
+     * The device's fallback: progress for a queue pair nobody has polled for
+     * {@code idleNanos}, as an RC NIC keeps answering while its application computes.
+     */
+    void driveIfIdle(long now, long idleNanos) {
+        if (state != QpState.CLOSED && now - lastPolledNanos > idleNanos) {
+            drive();
+        }
+    }
+
+    private boolean drive() {
+        if (state == QpState.ERROR && !channel.isOpen()) {
+            return false; // nothing left to read or to tell the peer
+        }
+        boolean moved = readStep();
+        if (frameInProgress() || ackPending || nakPending || sendTransmitNext < sendPosted) {
+            moved |= writeStep();
+        }
+        return moved;
+    }
+
+    /**
+     * Whether a poller waiting for I/O must also wait for the socket to take more bytes.
+     * Read without the lock: a stale answer costs one spurious or one late (by the poller's
+     * longest wait) wake-up, never a lost frame.
+     */
+    boolean wantsWrite() {
+        return frameInProgress() || ackPending || nakPending || (sendTransmitNext < sendPosted && !rnrBackoff);
+    }
+
+    /** This queue pair's registration with a completion queue's selector, or null. */
+    SelectionKey selectionKey(Selector selector) {
+        SocketChannel ch = channel;
+        return ch == null ? null : ch.keyFor(selector);
+    }
+
+    /** When the RNR backoff ends and a retransmission is due (System.nanoTime), or Long.MAX_VALUE. */
+    long timerDueNanos() {
+        return rnrBackoff ? rnrBackoffUntilNanos : Long.MAX_VALUE;
     }
 
     // ------------------------------------------------------------------ local ACK timer
@@ -1001,6 +1346,10 @@ final class TcpQueuePair implements QueuePair {
             lock.unlock();
         }
         TcpDevice.closeQuietly(ch);
+        if (polled) {
+            sendCq.detach(this);
+            recvCq.detach(this);
+        }
         device.forget(this);
         join(readerThread);
         join(writerThread);
@@ -1021,47 +1370,7 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    // ------------------------------------------------------------------ I/O helpers
-
-    /** Reads until {@code b} is full. Reader thread only. */
-    private void receive(SocketChannel ch, ByteBuffer b) throws IOException {
-        while (b.hasRemaining()) {
-            int r = ch.read(b);
-            if (r < 0) {
-                throw new EOFException();
-            }
-            bytesRead += r; // only the reader thread adds
-        }
-    }
-
-    /** Reads exactly {@code length} bytes into the first {@code n} buffers of {@code iov}. Reader thread only. */
-    private void receive(SocketChannel ch, ByteBuffer[] iov, int n, int length) throws IOException {
-        long read = 0;
-        while (read < length) {
-            long r = ch.read(iov, 0, n);
-            if (r < 0) {
-                throw new EOFException();
-            }
-            read += r;
-            bytesRead += r;
-        }
-    }
-
-    /** Consumes and drops {@code length} payload bytes (only on error and RNR paths). */
-    private void skip(SocketChannel ch, int length) throws IOException {
-        if (length <= 0) {
-            return;
-        }
-        if (skipBuffer == null) {
-            skipBuffer = ByteBuffer.allocateDirect(SKIP_BUFFER_BYTES);
-        }
-        int left = length;
-        while (left > 0) {
-            skipBuffer.clear().limit(Math.min(left, SKIP_BUFFER_BYTES));
-            receive(ch, skipBuffer);
-            left -= skipBuffer.limit();
-        }
-    }
+    // ------------------------------------------------------------------ helpers
 
     private static void sleepQuietly(long ms) {
         try {

@@ -3,6 +3,7 @@ package io.netreduce.verbs.tcp;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.CompletionQueue;
@@ -33,6 +34,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** TCP-provider specifics the conformance suite does not cover: connection set-up and the hot path. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -40,6 +43,11 @@ class TcpQueuePairTest {
 
     private static Device open(String address) {
         return Verbs.open("tcp", DeviceOptions.builder().localAddress(address).port(0).build());
+    }
+
+    private static Device open(String address, TcpProgress progress) {
+        return Verbs.open("tcp", DeviceOptions.builder().localAddress(address).port(0)
+                .property(TcpProgress.OPTION, progress.name()).build());
     }
 
     private static QueuePair qp(Device d) {
@@ -140,6 +148,64 @@ class TcpQueuePairTest {
     }
 
     @Test
+    void anUnknownProgressModeIsRefusedNamingTheChoices() {
+        VerbsException e = assertThrows(VerbsException.class, () -> Verbs.open("tcp",
+                DeviceOptions.builder().localAddress("127.0.0.10").port(0).property(TcpProgress.OPTION, "spin").build()));
+        assertTrue(e.getMessage().contains("'spin'") && e.getMessage().contains("poll")
+                && e.getMessage().contains("threads"), e.getMessage());
+    }
+
+    /**
+     * Polled progress: a receiver whose application stops polling (it computes, or sleeps)
+     * must not stall its peer for good. The device's fallback drives its socket, so a
+     * transfer far larger than the socket buffers completes at the sender, and the data is
+     * all there when the receiver polls again.
+     */
+    @Test
+    void aPolledReceiverThatStopsPollingStillReceives() throws Exception {
+        int size = 16 << 20; // many times what loopback socket buffers hold
+        long seed = 0x9011ED;
+        try (Device a = open("127.0.0.10", TcpProgress.POLL); Device b = open("127.0.0.20", TcpProgress.POLL)) {
+            CompletionQueue cqa = a.createCompletionQueue(16);
+            CompletionQueue cqb = b.createCompletionQueue(16);
+            ProtectionDomain pda = a.allocateProtectionDomain();
+            ProtectionDomain pdb = b.allocateProtectionDomain();
+            QueuePair x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).build());
+            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).build());
+            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
+            x.connect(y.localEndpoint(), Duration.ofSeconds(10));
+            f.get(10, TimeUnit.SECONDS);
+            MemoryRegion src = pda.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion dst = pdb.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
+            java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+            ByteBuffer fill = src.buffer().duplicate();
+            while (fill.hasRemaining()) {
+                fill.putLong(random.nextLong());
+            }
+            RecvRequest r = new RecvRequest();
+            r.sgl().add(dst, 0, size);
+            y.postRecv(r.wrId(5));
+            SendRequest s = new SendRequest();
+            s.sgl().add(src, 0, size);
+            x.postSend(s.wrId(6));
+            // Only the sender polls; nobody touches cqb until the send has completed.
+            WorkCompletion[] wc = {new WorkCompletion()};
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (cqa.poll(wc, Duration.ofMillis(5)) == 0) {
+                assertTrue(System.nanoTime() < deadline, "the send never completed (seed " + seed + "); receiver "
+                        + y.counters() + ", sender " + x.counters());
+            }
+            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+            assertEquals(6, wc[0].wrId());
+            assertEquals(1, cqb.poll(wc, Duration.ofSeconds(5)), "the receive completed before the ACK left");
+            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+            assertEquals(size, wc[0].byteLength());
+            assertEquals(-1, src.buffer().duplicate().clear().mismatch(dst.buffer().duplicate().clear()),
+                    "payload differs (seed " + seed + ")");
+        }
+    }
+
+    @Test
     void frameHeaderRoundTrips() {
         FrameHeader h = new FrameHeader().wrap(ByteBuffer.allocateDirect(FrameHeader.LENGTH));
         h.set(FrameHeader.TYPE_WRITE_IMM, FrameHeader.STATUS_RNR, 0xFFFF_FFFE, 1 << 20, 0xCAFEBABE,
@@ -156,14 +222,17 @@ class TcpQueuePairTest {
     }
 
     /**
-     * The steady-state data path allocates nothing per message: after warm-up, the provider's
-     * provider threads allocate at most the JDK's lock wake-up nodes.
+     * The steady-state data path allocates nothing per message: after warm-up, the threads
+     * that move the data allocate at most the JDK's lock wake-up nodes. With threaded
+     * progress those are the provider's reader and writer threads; with polled progress it
+     * is the polling thread itself (whose loop here allocates nothing of its own).
      */
-    @Test
-    void steadyStateMessagingDoesNotAllocatePerMessage() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TcpProgress.class)
+    void steadyStateMessagingDoesNotAllocatePerMessage(TcpProgress progress) throws Exception {
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         org.junit.jupiter.api.Assumptions.assumeTrue(mx.isThreadAllocatedMemorySupported(), "no allocation accounting");
-        try (Device a = open("127.0.0.10"); Device b = open("127.0.0.20")) {
+        try (Device a = open("127.0.0.10", progress); Device b = open("127.0.0.20", progress)) {
             CompletionQueue cqa = a.createCompletionQueue(1024);
             CompletionQueue cqb = b.createCompletionQueue(1024);
             ProtectionDomain pda = a.allocateProtectionDomain();
@@ -180,14 +249,25 @@ class TcpQueuePairTest {
             RecvRequest r = new RecvRequest();
             r.sgl().add(dst, 0, 4096).add(dst, 4096, 4096);
             WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+            int messages = 5_000;
             exchange(x, y, s, r, cqa, cqb, wcs, 2_000); // warm up: JIT, view caches
             long[] readers = providerThreadIds("-reader");
             long[] writers = providerThreadIds("-writer");
+            if (progress == TcpProgress.POLL) {
+                assertEquals(0, readers.length + writers.length, "no provider threads when polled");
+                long self = Thread.currentThread().getId();
+                long before = mx.getThreadAllocatedBytes(self);
+                exchange(x, y, s, r, cqa, cqb, wcs, messages);
+                double bytes = (mx.getThreadAllocatedBytes(self) - before) / (double) messages;
+                // Only a lock contended with the device's fallback task may cost a JDK queue
+                // node now and then; any real per-message object would cost 16-48+ bytes.
+                assertTrue(bytes < 8, "the polling thread allocated " + bytes + " bytes per message");
+                return;
+            }
             assertEquals(2, readers.length, "one reader per connected QP");
             assertEquals(2, writers.length, "one writer per connected QP");
             long readersBefore = allocated(mx, readers);
             long writersBefore = allocated(mx, writers);
-            int messages = 5_000;
             exchange(x, y, s, r, cqa, cqb, wcs, messages);
             double readerBytes = (allocated(mx, readers) - readersBefore) / (double) messages;
             double writerBytes = (allocated(mx, writers) - writersBefore) / (double) messages;
@@ -200,6 +280,9 @@ class TcpQueuePairTest {
         }
     }
 
+    private static final Duration POLL_SLICE = Duration.ofMillis(1);
+
+    /** Sends {@code messages} from x to y, at most 64 outstanding; allocates nothing itself (messages are built only on failure). */
     private static void exchange(QueuePair x, QueuePair y, SendRequest s, RecvRequest r, CompletionQueue cqa,
                                  CompletionQueue cqb, WorkCompletion[] wcs, int messages) throws InterruptedException {
         int sent = 0;
@@ -208,21 +291,27 @@ class TcpQueuePairTest {
         int posted = 0;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (received < messages || completed < messages) {
-            assertTrue(System.nanoTime() < deadline, "stalled after " + received + " messages");
+            if (System.nanoTime() > deadline) {
+                fail("stalled after " + received + " messages");
+            }
             while (posted < messages && posted - received < 64) {
                 y.postRecv(r.wrId(posted++));
             }
             while (sent < messages && sent - completed < 64 && sent < posted) {
                 x.postSend(s.wrId(sent++));
             }
-            int n = cqa.poll(wcs, Duration.ofMillis(1));
+            int n = cqa.poll(wcs, POLL_SLICE);
             for (int i = 0; i < n; i++) {
-                assertEquals(WcStatus.SUCCESS, wcs[i].status(), wcs[i].toString());
+                if (wcs[i].status() != WcStatus.SUCCESS) {
+                    fail(wcs[i].toString());
+                }
                 completed++;
             }
             n = cqb.poll(wcs);
             for (int i = 0; i < n; i++) {
-                assertEquals(WcStatus.SUCCESS, wcs[i].status(), wcs[i].toString());
+                if (wcs[i].status() != WcStatus.SUCCESS) {
+                    fail(wcs[i].toString());
+                }
                 received++;
             }
         }
