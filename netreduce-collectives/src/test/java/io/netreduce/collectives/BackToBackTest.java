@@ -1,8 +1,10 @@
 package io.netreduce.collectives;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netreduce.host.MessagePlan;
+import io.netreduce.verbs.tcp.TcpVerbsProvider;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.List;
@@ -17,7 +19,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * barriers in between: ranks that finish a call early start the next one while their
  * neighbours are still in the previous one, which is what the ring's look-ahead receive and
  * the asynchronous agreement check must cope with. Inputs are small integers, so every sum
- * is exact and checked on every rank after every call.
+ * is exact and checked on every rank after every call. Over tcp the ring runs with the
+ * provider's polled progress (no thread per queue pair) unless the process asks for
+ * threads ({@code tcp.progress}); both are run and told apart by the threads that exist.
  */
 @Timeout(120)
 @SuppressWarnings("try")
@@ -25,12 +29,24 @@ class BackToBackTest {
     private static final int[] SIZES = {1, 2, 3, 7, 1024, TestGroup.MESSAGE_BYTES / 4 + 1, 3 * TestGroup.MESSAGE_BYTES};
     private static final int CALLS = 300;
 
-    @ParameterizedTest(name = "{1} over {2}, P={0}")
-    @CsvSource({"2,ring,tcp", "3,ring,tcp", "2,ring,soft", "2,netreduce,soft", "3,netreduce,soft"})
-    void backToBackCallsOfChangingSizesAreExactOnEveryRank(int p, String algorithm, String transport)
-            throws Exception {
+    @ParameterizedTest(name = "{1} over {2} {3}, P={0}")
+    @CsvSource({"2,ring,tcp,", "3,ring,tcp,", "2,ring,tcp,threads", "2,ring,soft,", "2,netreduce,soft,",
+            "3,netreduce,soft,"})
+    void backToBackCallsOfChangingSizesAreExactOnEveryRank(int p, String algorithm, String transport,
+                                                           String tcpProgress) throws Exception {
         long seed = 20_241_129L + p;
+        if (tcpProgress != null) {
+            System.setProperty(TcpVerbsProvider.PROGRESS, tcpProgress);
+        }
         try (TestGroup g = TestGroup.open(p, TestGroup.template(algorithm).transport(transport), 1L << 30)) {
+            if ("tcp".equals(transport)) {
+                // Two queue pairs per rank; with threads each has a reader and a writer.
+                long perQpThreads = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().startsWith("tcp-verbs-qp")).count();
+                assertEquals("threads".equals(tcpProgress) ? 4L * p : 0L, perQpThreads,
+                        "tcp queue-pair threads with progress " + (tcpProgress == null ? "poll (the ring's choice)"
+                                : tcpProgress));
+            }
             List<Object> out = g.onEveryRank((r, c) -> {
                 Random sizes = new Random(seed);
                 FloatBuffer t = ByteBuffer.allocateDirect(4 * 3 * TestGroup.MESSAGE_BYTES)
@@ -59,6 +75,10 @@ class BackToBackTest {
             }, 100);
             for (int r = 0; r < p; r++) {
                 assertNull(out.get(r), "rank " + r + " (seed " + seed + ")");
+            }
+        } finally {
+            if (tcpProgress != null) {
+                System.clearProperty(TcpVerbsProvider.PROGRESS);
             }
         }
     }

@@ -10,6 +10,7 @@ import io.netreduce.verbs.QpEndpoint;
 import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.tcp.TcpVerbsProvider;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 
@@ -27,8 +28,10 @@ public final class RingConnections implements AutoCloseable {
 
     public RingConnections(String transport, String localAddress, int port, InetSocketAddress gateway, int mtu,
                            int window, FaultPlan faults, Duration ackTimeout) {
-        device = Verbs.open(transport, DeviceOptions.builder().localAddress(localAddress).port(port)
-                .gateway(gateway).egressFaults(faults).build());
+        // The ring waits by polling its one completion queue, which covers both queue pairs:
+        // a provider that can move the data on that thread (tcp's polled progress) should.
+        device = Verbs.open(transport, TcpVerbsProvider.preferPolledProgress(DeviceOptions.builder()
+                .localAddress(localAddress).port(port).gateway(gateway).egressFaults(faults)).build());
         try {
             pd = device.allocateProtectionDomain();
             int queue = 4 * window + 16;

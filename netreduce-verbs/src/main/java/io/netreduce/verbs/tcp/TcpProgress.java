@@ -8,37 +8,50 @@ import java.util.Locale;
  * Who moves a TCP queue pair's bytes.
  *
  * <ul>
- *   <li>{@link #THREADS}: a reader and a writer thread per connected queue pair, blocking
- *       on the socket. Progress never depends on the application; each message crosses
- *       threads on its way to the poller, which costs context switches.</li>
+ *   <li>{@link #THREADS} (the provider's default): a reader and a writer thread per
+ *       connected queue pair, blocking on the socket. Progress never depends on the
+ *       application, as with an RDMA NIC: a passive RDMA WRITE target that never polls
+ *       still receives at full speed. Each message crosses threads on its way to the
+ *       poller, which costs context switches.</li>
  *   <li>{@link #POLL}: no threads of its own. Whoever polls a completion queue drives the
- *       non-blocking sockets of its queue pairs (spinning briefly, then waiting in
- *       {@code select}); the data is read and written on the polling thread, as Open MPI's
- *       and Gloo's TCP transports do. A device task drives queue pairs nobody has polled
- *       for {@link TcpDevice#FALLBACK_IDLE_NANOS}, so a peer is never stalled for good by an
- *       application that stops polling.</li>
+ *       non-blocking sockets of the queue pairs attached to it (spinning briefly, then
+ *       waiting in {@code select}); the data is read and written on the polling thread, as
+ *       Open MPI's and Gloo's TCP transports do. An application must therefore poll (or
+ *       block on) the completion queue of every queue pair it expects progress from. A
+ *       device task drives queue pairs nobody has polled for
+ *       {@link TcpDevice#FALLBACK_IDLE_NANOS}, so a peer is never stalled for good, only
+ *       slowed. The communicators ask for this mode: their ring polls one completion queue
+ *       for both of its queue pairs.</li>
  * </ul>
  *
- * Chosen per device by the option {@value #OPTION}, else the system property
- * {@value #SYSTEM_PROPERTY}, else the environment variable {@value #ENVIRONMENT}.
+ * Chosen per device by the option {@value #OPTION}, else the system property of the same
+ * name, else the environment variable {@value #ENVIRONMENT}, else {@link #THREADS}.
  */
 enum TcpProgress {
     THREADS,
     POLL;
 
-    static final String OPTION = "progress";
-    static final String SYSTEM_PROPERTY = "netreduce.tcp.progress";
-    static final String ENVIRONMENT = "NETREDUCE_TCP_PROGRESS";
-    static final TcpProgress DEFAULT = POLL;
+    static final String OPTION = TcpVerbsProvider.PROGRESS;
+    static final String ENVIRONMENT = TcpVerbsProvider.PROGRESS_ENVIRONMENT;
+    static final TcpProgress DEFAULT = THREADS;
+
+    /** The process-wide choice (system property, then environment), or null. */
+    static String processWide() {
+        String value = System.getProperty(OPTION);
+        if (value == null || value.isBlank()) {
+            value = System.getenv(ENVIRONMENT);
+        }
+        return value == null || value.isBlank() ? null : value;
+    }
 
     static TcpProgress of(DeviceOptions options) {
         String value = options.properties().get(OPTION);
         String source = "device option '" + OPTION + "'";
-        if (value == null) {
-            value = System.getProperty(SYSTEM_PROPERTY);
-            source = "system property " + SYSTEM_PROPERTY;
+        if (value == null || value.isBlank()) {
+            value = System.getProperty(OPTION);
+            source = "system property " + OPTION;
         }
-        if (value == null) {
+        if (value == null || value.isBlank()) {
             value = System.getenv(ENVIRONMENT);
             source = "environment variable " + ENVIRONMENT;
         }

@@ -48,11 +48,12 @@ import org.slf4j.LoggerFactory;
  * user space. Both directions are resumable state machines (which frame, how far), so the
  * same code serves the two {@link TcpProgress} modes:
  * <ul>
- *   <li><b>poll</b> (default): the socket is non-blocking and has no thread of its own. A
- *       poller of the completion queues drives it ({@link #progress()}), a post writes what
- *       the socket takes at once, and the device drives a queue pair nobody polls. The
- *       data is copied by the thread that consumes it, with no hand-over between threads.</li>
- *   <li><b>threads</b>: a <em>writer</em> thread sends request frames and the ACK/NAK frames
+ *   <li><b>poll</b> (what the communicators use): the socket is non-blocking and has no
+ *       thread of its own. A poller of the completion queues drives it
+ *       ({@link #progress()}), a post writes what the socket takes at once, and the device
+ *       drives a queue pair nobody polls. The data is copied by the thread that consumes
+ *       it, with no hand-over between threads.</li>
+ *   <li><b>threads</b> (the provider's default): a <em>writer</em> thread sends request frames and the ACK/NAK frames
  *       the reader asks for (a small request posted while the socket is free is written by
  *       the posting thread instead); a <em>reader</em> thread never blocks on anything but
  *       the socket and never writes. A reader that never waits on a write is what makes

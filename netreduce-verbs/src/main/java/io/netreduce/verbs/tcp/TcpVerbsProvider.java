@@ -12,6 +12,24 @@ import java.util.Objects;
  */
 public final class TcpVerbsProvider implements VerbsProvider {
     public static final String NAME = "tcp";
+    /**
+     * Device option (and system property) choosing who moves the bytes: {@code threads}
+     * (default: a reader and a writer thread per queue pair, progress as on a NIC) or
+     * {@code poll} (the thread polling a completion queue drives its queue pairs' sockets).
+     */
+    public static final String PROGRESS = "tcp.progress";
+    /** Environment variable with the same meaning, read when neither the option nor the property is set. */
+    public static final String PROGRESS_ENVIRONMENT = "NETREDUCE_TCP_PROGRESS";
+
+    /**
+     * Asks for polled progress, for code whose waits poll the completion queue of every queue
+     * pair they need (as the communicators' ring does), unless the process chose a mode itself
+     * (system property or environment), which then stays in force. Harmless for other
+     * providers, which ignore the option.
+     */
+    public static DeviceOptions.Builder preferPolledProgress(DeviceOptions.Builder builder) {
+        return TcpProgress.processWide() == null ? builder.property(PROGRESS, "poll") : builder;
+    }
 
     @Override
     public String name() {
