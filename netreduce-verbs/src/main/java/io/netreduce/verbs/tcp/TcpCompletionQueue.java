@@ -11,7 +11,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -36,6 +35,8 @@ final class TcpCompletionQueue extends CompletionRing {
     private volatile TcpQueuePair[] attached = NONE;
     private volatile Selector selector;
     private volatile boolean selecting;
+    /** One poller sleeps in select() at a time; a second one spins on progress meanwhile. */
+    private final Object selectLock = new Object();
 
     TcpCompletionQueue(int capacity) {
         super(capacity);
@@ -56,23 +57,11 @@ final class TcpCompletionQueue extends CompletionRing {
         } catch (IOException e) {
             throw new VerbsException("cannot watch the connection of " + qp + " for polled progress: " + e, e);
         }
-        TcpQueuePair[] now = attached;
-        TcpQueuePair[] next = Arrays.copyOf(now, now.length + 1);
-        next[now.length] = qp;
-        attached = next;
+        attached = TcpQueuePair.with(attached, qp);
     }
 
     synchronized void detach(TcpQueuePair qp) {
-        TcpQueuePair[] now = attached;
-        for (int i = 0; i < now.length; i++) {
-            if (now[i] == qp) {
-                TcpQueuePair[] next = new TcpQueuePair[now.length - 1];
-                System.arraycopy(now, 0, next, 0, i);
-                System.arraycopy(now, i + 1, next, i, now.length - i - 1);
-                attached = next;
-                return;
-            }
-        }
+        attached = TcpQueuePair.without(attached, qp);
     }
 
     /** Ends a poller's select() early: something it waits for happened on another thread. */
@@ -156,7 +145,7 @@ final class TcpCompletionQueue extends CompletionRing {
             return;
         }
         long millis = Math.max(1, Math.min(MAX_SELECT_MILLIS, TimeUnit.NANOSECONDS.toMillis(wait)));
-        synchronized (s) { // one poller sleeps in select at a time; another spins on progress
+        synchronized (selectLock) {
             selecting = true;
             try {
                 if (isEmpty()) { // re-checked after announcing the sleep: a push now wakes it

@@ -105,10 +105,7 @@ final class TcpDevice implements Device {
      * thread drives it whenever nobody has polled it for {@link #FALLBACK_IDLE_NANOS}.
      */
     synchronized void drive(TcpQueuePair qp) {
-        TcpQueuePair[] now = driven;
-        TcpQueuePair[] next = java.util.Arrays.copyOf(now, now.length + 1);
-        next[now.length] = qp;
-        driven = next;
+        driven = TcpQueuePair.with(driven, qp);
         if (fallbackTask == null && open) {
             try {
                 fallbackTask = ackTimer.repeat(this::driveIdle, FALLBACK_PERIOD_NANOS);
@@ -180,16 +177,7 @@ final class TcpDevice implements Device {
     void forget(TcpQueuePair qp) {
         queuePairs.remove(qp.qpn());
         synchronized (this) {
-            TcpQueuePair[] now = driven;
-            for (int i = 0; i < now.length; i++) {
-                if (now[i] == qp) {
-                    TcpQueuePair[] next = new TcpQueuePair[now.length - 1];
-                    System.arraycopy(now, 0, next, 0, i);
-                    System.arraycopy(now, i + 1, next, i, now.length - i - 1);
-                    driven = next;
-                    break;
-                }
-            }
+            driven = TcpQueuePair.without(driven, qp);
         }
     }
 

@@ -37,27 +37,18 @@ enum TcpProgress {
 
     /** The process-wide choice (system property, then environment), or null. */
     static String processWide() {
-        String value = System.getProperty(OPTION);
-        if (value == null || value.isBlank()) {
-            value = System.getenv(ENVIRONMENT);
-        }
-        return value == null || value.isBlank() ? null : value;
+        String property = System.getProperty(OPTION);
+        return isSet(property) ? property : isSet(System.getenv(ENVIRONMENT)) ? System.getenv(ENVIRONMENT) : null;
     }
 
     static TcpProgress of(DeviceOptions options) {
-        String value = options.properties().get(OPTION);
-        String source = "device option '" + OPTION + "'";
-        if (value == null || value.isBlank()) {
-            value = System.getProperty(OPTION);
-            source = "system property " + OPTION;
-        }
-        if (value == null || value.isBlank()) {
-            value = System.getenv(ENVIRONMENT);
-            source = "environment variable " + ENVIRONMENT;
-        }
-        if (value == null || value.isBlank()) {
+        String option = options.properties().get(OPTION);
+        String value = isSet(option) ? option : processWide();
+        if (value == null) {
             return DEFAULT;
         }
+        String source = isSet(option) ? "device option '" + OPTION + "'"
+                : isSet(System.getProperty(OPTION)) ? "system property " + OPTION : "environment variable " + ENVIRONMENT;
         switch (value.trim().toLowerCase(Locale.ROOT)) {
             case "threads":
                 return THREADS;
@@ -68,5 +59,9 @@ enum TcpProgress {
                         + ": use 'poll' (the polling thread moves the data) or 'threads' (a reader and a writer "
                         + "thread per queue pair)");
         }
+    }
+
+    private static boolean isSet(String value) {
+        return value != null && !value.isBlank();
     }
 }

@@ -1177,6 +1177,26 @@ final class TcpQueuePair implements QueuePair {
         return frameInProgress() || ackPending || nakPending || (sendTransmitNext < sendPosted && !rnrBackoff);
     }
 
+    /** {@code list} plus {@code qp}: the copy-on-write arrays that pollers and the fallback iterate without a lock. */
+    static TcpQueuePair[] with(TcpQueuePair[] list, TcpQueuePair qp) {
+        TcpQueuePair[] next = java.util.Arrays.copyOf(list, list.length + 1);
+        next[list.length] = qp;
+        return next;
+    }
+
+    /** {@code list} without {@code qp} (the same array if it is not there). */
+    static TcpQueuePair[] without(TcpQueuePair[] list, TcpQueuePair qp) {
+        for (int i = 0; i < list.length; i++) {
+            if (list[i] == qp) {
+                TcpQueuePair[] next = new TcpQueuePair[list.length - 1];
+                System.arraycopy(list, 0, next, 0, i);
+                System.arraycopy(list, i + 1, next, i, list.length - i - 1);
+                return next;
+            }
+        }
+        return list;
+    }
+
     /** This queue pair's registration with a completion queue's selector, or null. */
     SelectionKey selectionKey(Selector selector) {
         SocketChannel ch = channel;

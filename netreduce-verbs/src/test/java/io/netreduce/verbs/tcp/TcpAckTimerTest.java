@@ -72,9 +72,7 @@ abstract class TcpAckTimerTest {
         try (SilentPeer peer = new SilentPeer(); Device d = open(LOCAL)) {
             CompletionQueue cq = d.createCompletionQueue(64);
             ProtectionDomain pd = d.allocateProtectionDomain();
-            QueuePair qp = pd.createQueuePair(QpAttributes.builder(cq, cq)
-                    .ackTimeout(ackTimeout).retryCount(retryCount).build());
-            peer.connect(qp);
+            QueuePair qp = peer.connect(pd, cq, ackTimeout, retryCount);
             MemoryRegion src = pd.register(ByteBuffer.allocateDirect(4096), EnumSet.of(Access.LOCAL_WRITE));
             SendRequest s = new SendRequest();
             s.sgl().add(src, 0, 256);
@@ -115,9 +113,7 @@ abstract class TcpAckTimerTest {
         try (SilentPeer peer = new SilentPeer(); Device d = open(LOCAL)) {
             CompletionQueue cq = d.createCompletionQueue(64);
             ProtectionDomain pd = d.allocateProtectionDomain();
-            QueuePair qp = pd.createQueuePair(QpAttributes.builder(cq, cq)
-                    .ackTimeout(ackTimeout).retryCount(retryCount).build());
-            peer.connect(qp);
+            QueuePair qp = peer.connect(pd, cq, ackTimeout, retryCount);
             List<Thread> threads = providerThreads(qp.qpn());
             assertEquals(progress() == TcpProgress.THREADS ? 2 : 0, threads.size(),
                     "a reader and a writer with threaded progress, none when polled: " + threads);
@@ -307,6 +303,13 @@ abstract class TcpAckTimerTest {
 
         QpEndpoint endpoint() {
             return endpoint;
+        }
+
+        /** A queue pair of {@code pd} with these ACK-timer settings, connected to this peer. */
+        QueuePair connect(ProtectionDomain pd, CompletionQueue cq, Duration ackTimeout, int retryCount) throws Exception {
+            QueuePair qp = pd.createQueuePair(QpAttributes.builder(cq, cq).ackTimeout(ackTimeout).retryCount(retryCount).build());
+            connect(qp);
+            return qp;
         }
 
         /** Connects {@code qp} (which dials: its address is lower) and completes the handshake. */

@@ -166,15 +166,13 @@ class TcpQueuePairTest {
         int size = 16 << 20; // many times what loopback socket buffers hold
         long seed = 0x9011ED;
         try (Device a = open("127.0.0.10", TcpProgress.POLL); Device b = open("127.0.0.20", TcpProgress.POLL)) {
-            CompletionQueue cqa = a.createCompletionQueue(16);
-            CompletionQueue cqb = b.createCompletionQueue(16);
-            ProtectionDomain pda = a.allocateProtectionDomain();
-            ProtectionDomain pdb = b.allocateProtectionDomain();
-            QueuePair x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).build());
-            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).build());
-            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
-            x.connect(y.localEndpoint(), Duration.ofSeconds(10));
-            f.get(10, TimeUnit.SECONDS);
+            Connected c = Connected.of(a, b, 16);
+            CompletionQueue cqa = c.cqa;
+            CompletionQueue cqb = c.cqb;
+            ProtectionDomain pda = c.pda;
+            ProtectionDomain pdb = c.pdb;
+            QueuePair x = c.x;
+            QueuePair y = c.y;
             MemoryRegion src = pda.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
             MemoryRegion dst = pdb.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
             java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
@@ -233,15 +231,13 @@ class TcpQueuePairTest {
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         org.junit.jupiter.api.Assumptions.assumeTrue(mx.isThreadAllocatedMemorySupported(), "no allocation accounting");
         try (Device a = open("127.0.0.10", progress); Device b = open("127.0.0.20", progress)) {
-            CompletionQueue cqa = a.createCompletionQueue(1024);
-            CompletionQueue cqb = b.createCompletionQueue(1024);
-            ProtectionDomain pda = a.allocateProtectionDomain();
-            ProtectionDomain pdb = b.allocateProtectionDomain();
-            QueuePair x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).build());
-            QueuePair y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).build());
-            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
-            x.connect(y.localEndpoint(), Duration.ofSeconds(10));
-            f.get(10, TimeUnit.SECONDS);
+            Connected c = Connected.of(a, b, 1024);
+            CompletionQueue cqa = c.cqa;
+            CompletionQueue cqb = c.cqb;
+            ProtectionDomain pda = c.pda;
+            ProtectionDomain pdb = c.pdb;
+            QueuePair x = c.x;
+            QueuePair y = c.y;
             MemoryRegion src = pda.register(ByteBuffer.allocateDirect(8192), EnumSet.of(Access.LOCAL_WRITE));
             MemoryRegion dst = pdb.register(ByteBuffer.allocateDirect(8192), EnumSet.of(Access.LOCAL_WRITE));
             SendRequest s = new SendRequest();
@@ -277,6 +273,33 @@ class TcpQueuePairTest {
             // a duplicated view, an iovec array, a boxed key) would cost 16-48+ bytes.
             assertTrue(readerBytes < 8, "reader threads allocated " + readerBytes + " bytes per message");
             assertTrue(writerBytes < 32, "writer threads allocated " + writerBytes + " bytes per message");
+        }
+    }
+
+    /** One queue pair on each of two devices, each with its own completion queue, connected to each other. */
+    private static final class Connected {
+        final CompletionQueue cqa;
+        final CompletionQueue cqb;
+        final ProtectionDomain pda;
+        final ProtectionDomain pdb;
+        final QueuePair x;
+        final QueuePair y;
+
+        private Connected(Device a, Device b, int cqCapacity) {
+            cqa = a.createCompletionQueue(cqCapacity);
+            cqb = b.createCompletionQueue(cqCapacity);
+            pda = a.allocateProtectionDomain();
+            pdb = b.allocateProtectionDomain();
+            x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).build());
+            y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).build());
+        }
+
+        static Connected of(Device a, Device b, int cqCapacity) throws Exception {
+            Connected c = new Connected(a, b, cqCapacity);
+            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> c.y.connect(c.x.localEndpoint(), Duration.ofSeconds(10)));
+            c.x.connect(c.y.localEndpoint(), Duration.ofSeconds(10));
+            f.get(10, TimeUnit.SECONDS);
+            return c;
         }
     }
 
