@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One child process with its output pumped by daemon threads: each stdout line goes to a
  * consumer (e.g. a parser of result lines), each stderr line to our stderr prefixed with
- * the child's name. The last stderr lines are kept so that a failure can say why.
+ * the child's name. The last stderr lines are kept so that a failure can say why. The
+ * JVM's notice that it uses the incubator module {@link JvmCommand} asked for is dropped.
  */
 public final class ManagedProcess {
     private static final Logger LOG = LoggerFactory.getLogger(ManagedProcess.class);
@@ -39,6 +40,9 @@ public final class ManagedProcess {
         this.process = process;
         this.stdoutPump = pump(process.getInputStream(), name + "-out", stdoutLines);
         this.stderrPump = pump(process.getErrorStream(), name + "-err", line -> {
+            if (line.equals(JvmCommand.INCUBATOR_WARNING)) {
+                return; // the JVM's notice for the module JvmCommand added, on every start
+            }
             synchronized (lastErrorLines) {
                 if (lastErrorLines.size() == KEPT_ERROR_LINES) {
                     lastErrorLines.removeFirst();

@@ -18,7 +18,6 @@ import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.verbs.roce.InaHeader;
 import java.nio.ByteBuffer;
-import java.nio.FloatBuffer;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.function.Supplier;
@@ -54,8 +53,6 @@ import java.util.function.Supplier;
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = InaHeader.LENGTH;
-    /** Elements summed per block: two blocks of 16 KiB fit a 32 KiB L1 data cache. */
-    private static final int SUM_BLOCK = 4096;
 
     private final QueuePair toNext;
     private final QueuePair fromPrev;
@@ -68,15 +65,14 @@ public final class RingAllReduce implements AutoCloseable {
     private final MemoryRegion headers;
     private final ByteBuffer headerBytes;
     private final MemoryRegion staging;
-    private final FloatBuffer stagingFloats;
+    private final ByteBuffer stagingElements;
     private final InaHeader header = new InaHeader();
     private final SendRequest send = new SendRequest(2);
     private final RecvRequest recv = new RecvRequest(2);
     private final int[] sendBase;
     private final int[] recvBase;
     private final Supplier<String> context = this::describe;
-    private final float[] blockA = new float[SUM_BLOCK];
-    private final float[] blockB = new float[SUM_BLOCK];
+    private final ReductionKernel kernel = ReductionKernel.create();
 
     private int sendSeq;
     private int recvSeq;
@@ -85,10 +81,9 @@ public final class RingAllReduce implements AutoCloseable {
     private ReduceOp combine = ReduceOp.SUM;
     private MemoryRegion inputRegion;
     private int inputOffset;
-    private FloatBuffer inputFloats;
     private MemoryRegion outputRegion;
     private int outputOffset;
-    private FloatBuffer outputFloats;
+    private ByteBuffer outputElements;
     private int sent;
     private int sendsDone;
     private int posted;
@@ -125,7 +120,7 @@ public final class RingAllReduce implements AutoCloseable {
         this.headerBytes = headers.buffer();
         this.staging = pd.register(ByteBuffer.allocateDirect((slots + 2) * payloadBytes),
                 EnumSet.of(Access.LOCAL_WRITE));
-        this.stagingFloats = floatsAt(staging, 0);
+        this.stagingElements = elementsAt(staging, 0);
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
     }
@@ -185,10 +180,11 @@ public final class RingAllReduce implements AutoCloseable {
         elements = n;
         inputRegion = input;
         inputOffset = inOffset;
-        inputFloats = floatsAt(input, inOffset);
+        ByteBuffer inputElements = elementsAt(input, inOffset);
         outputRegion = output;
         outputOffset = outOffset;
-        outputFloats = input == output && inOffset == outOffset ? inputFloats : floatsAt(output, outOffset);
+        outputElements = input == output && inOffset == outOffset ? inputElements : elementsAt(output, outOffset);
+        kernel.bind(stagingElements, inputElements, outputElements);
     }
 
     /**
@@ -267,11 +263,14 @@ public final class RingAllReduce implements AutoCloseable {
         recvSeq += totalRecv;
     }
 
-    /** A float view whose element 0 is at {@code byteOffset} of the region (which need not be 4-aligned). */
-    private static FloatBuffer floatsAt(MemoryRegion region, int byteOffset) {
+    /**
+     * A view whose float32 element i is at byte 4i, from {@code byteOffset} of the region
+     * (which need not be 4-aligned).
+     */
+    private static ByteBuffer elementsAt(MemoryRegion region, int byteOffset) {
         ByteBuffer b = region.buffer().duplicate();
         b.clear().position(byteOffset);
-        return b.slice().order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+        return b.slice().order(MessagePlan.PAYLOAD_ORDER);
     }
 
     private void postLookahead() {
@@ -368,46 +367,11 @@ public final class RingAllReduce implements AutoCloseable {
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
         if (step < reduceSteps) {
-            // In blocks through two small heap arrays: the bulk gets and puts are memory
-            // copies, and the add over arrays is the one loop shape C2 turns into SIMD
-            // (over direct buffers it stays scalar). Each pair of blocks stays in L1.
-            FloatBuffer in = inputFloats;
-            FloatBuffer out = outputFloats;
-            FloatBuffer got = stagingFloats;
-            float[] a = blockA;
-            float[] b = blockB;
-            for (int done = 0; done < count; done += SUM_BLOCK) {
-                int m = Math.min(SUM_BLOCK, count - done);
-                got.get(from + done, a, 0, m);
-                in.get(at + done, b, 0, m);
-                combine(a, b, m);
-                out.put(at + done, a, 0, m);
-            }
+            kernel.apply(combine, from, at, at, count); // received op local, as the summation order documents
         } else if (ahead) {
             // Tensors smaller than the ring have empty chunks: receive 0 may be an all-gather
             // message, which the look-ahead receive put in staging rather than the tensor.
-            outputFloats.put(at, stagingFloats, from, count);
-        }
-    }
-
-    /** {@code a[i] = a[i] op b[i]}: received op local, in the order the summation contract documents. */
-    private void combine(float[] a, float[] b, int m) {
-        switch (combine) {
-            case MAX -> {
-                for (int i = 0; i < m; i++) {
-                    a[i] = Math.max(a[i], b[i]);
-                }
-            }
-            case MIN -> {
-                for (int i = 0; i < m; i++) {
-                    a[i] = Math.min(a[i], b[i]);
-                }
-            }
-            default -> {
-                for (int i = 0; i < m; i++) {
-                    a[i] += b[i];
-                }
-            }
+            outputElements.put(4 * at, stagingElements, 4 * from, 4 * count);
         }
     }
 

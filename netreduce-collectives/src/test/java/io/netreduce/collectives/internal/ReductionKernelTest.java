@@ -1,0 +1,129 @@
+package io.netreduce.collectives.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netreduce.collectives.ReduceOp;
+import io.netreduce.host.MessagePlan;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.util.Random;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import java.util.stream.Stream;
+
+/**
+ * Both reduction kernels against a scalar reference, bit for bit: every operation, in place
+ * and out of place, at odd offsets and lengths that leave a tail after the last full
+ * vector, over values that include NaN, signed zeros and infinities (where MAX and MIN have
+ * rules of their own). The test JVM has the Vector API module (see this module's POM), so
+ * both kernels run here.
+ */
+class ReductionKernelTest {
+    private static final long SEED = Long.getLong("netreduce.test.seed", System.nanoTime());
+    private static final float[] SPECIAL = {Float.NaN, 0.0f, -0.0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY,
+            Float.MIN_VALUE, -Float.MAX_VALUE, 1.0f, -1.0f};
+
+    private static final ReduceOp[] OPS = ReduceOp.values();
+
+    static Stream<Arguments> kernels() {
+        return Stream.of(Arguments.of("array", (Supplier<ReductionKernel>) ArrayReductionKernel::new),
+                Arguments.of("vector", (Supplier<ReductionKernel>) VectorReductionKernel::new));
+    }
+
+    @Test
+    void theVectorKernelIsChosenWhereTheModuleIsPresent() {
+        assertTrue(ReductionKernel.vectorAvailable(), "the test JVM is started with --add-modules "
+                + ReductionKernel.VECTOR_MODULE);
+        assertEquals(VectorReductionKernel.class, ReductionKernel.create().getClass());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("kernels")
+    void matchesTheScalarReferenceBitForBit(String name, Supplier<ReductionKernel> factory) {
+        Random random = new Random(SEED);
+        int[] counts = {0, 1, 7, 15, 16, 17, 63, 4095, 4096, 4097, 10_000};
+        for (ReduceOp op : ReduceOp.values()) {
+            for (int count : counts) {
+                for (boolean inPlace : new boolean[] {true, false}) {
+                    int offset = random.nextInt(3) * 2; // a region offset need not be 4-aligned
+                    int r = random.nextInt(40);
+                    int l = random.nextInt(40);
+                    ByteBuffer received = elements(filled(random, r + count), 0);
+                    ByteBuffer local = elements(filled(random, offset / 4 + l + count + 1), offset);
+                    ByteBuffer out = inPlace ? local : elements(filled(random, l + count), 0);
+                    float[] expected = new float[count];
+                    for (int i = 0; i < count; i++) {
+                        expected[i] = reference(op, received.getFloat(4 * (r + i)), local.getFloat(4 * (l + i)));
+                    }
+                    float before = inPlace ? 0 : out.getFloat(0);
+                    ReductionKernel kernel = factory.get();
+                    kernel.bind(received, local, out);
+                    kernel.apply(op, r, l, l, count);
+                    for (int i = 0; i < count; i++) {
+                        int got = Float.floatToRawIntBits(out.getFloat(4 * (l + i)));
+                        int want = Float.floatToRawIntBits(expected[i]);
+                        if (Float.isNaN(expected[i]) ? !Float.isNaN(out.getFloat(4 * (l + i))) : got != want) {
+                            throw new AssertionError(name + " " + op + " count " + count + (inPlace ? " in place" : "")
+                                    + ": element " + i + " is " + out.getFloat(4 * (l + i)) + ", expected "
+                                    + expected[i] + " (seed " + SEED + ")");
+                        }
+                    }
+                    if (!inPlace && l > 0) {
+                        assertEquals(before, out.getFloat(0), "wrote before the range (seed " + SEED + ")");
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("kernels")
+    void allocatesNothingOnceCompiled(String name, Supplier<ReductionKernel> factory) {
+        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        Random random = new Random(SEED);
+        ByteBuffer received = elements(filled(random, 8192), 0);
+        ByteBuffer local = elements(filled(random, 8192), 0);
+        ReductionKernel kernel = factory.get();
+        kernel.bind(received, local, local);
+        long bytes = Long.MAX_VALUE;
+        // Allocation stops once C2 has compiled (and for the vector kernel, intrinsified) the
+        // loops: warm up in rounds until a measured round allocates nothing, or give up.
+        for (int round = 0; round < 40 && bytes > 0; round++) {
+            for (int i = 0; i < 2000; i++) {
+                kernel.apply(OPS[i % OPS.length], i % 7, 0, 0, 4096 + i % 17);
+            }
+            long start = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < 1000; i++) {
+                kernel.apply(OPS[i % OPS.length], i % 7, 0, 0, 4096 + i % 17);
+            }
+            bytes = threads.getCurrentThreadAllocatedBytes() - start;
+        }
+        assertEquals(0, bytes, name + " kernel: bytes allocated by 1,000 reductions once compiled");
+    }
+
+    private static float reference(ReduceOp op, float received, float local) {
+        return switch (op) {
+            case MAX -> Math.max(received, local);
+            case MIN -> Math.min(received, local);
+            default -> received + local;
+        };
+    }
+
+    private static ByteBuffer filled(Random random, int floats) {
+        ByteBuffer b = ByteBuffer.allocateDirect(4 * floats + 8).order(MessagePlan.PAYLOAD_ORDER);
+        for (int i = 0; i < floats + 2; i++) {
+            b.putFloat(4 * i, random.nextInt(8) == 0 ? SPECIAL[random.nextInt(SPECIAL.length)]
+                    : (float) random.nextGaussian() * 100);
+        }
+        return b;
+    }
+
+    /** As the ring views a region: float element i at byte 4i from {@code byteOffset}. */
+    private static ByteBuffer elements(ByteBuffer b, int byteOffset) {
+        return b.duplicate().position(byteOffset).slice().order(MessagePlan.PAYLOAD_ORDER);
+    }
+}
