@@ -24,21 +24,40 @@ import org.slf4j.LoggerFactory;
  */
 abstract class ReductionKernel {
     static final String VECTOR_MODULE = "jdk.incubator.vector";
+    /** System property: {@code false} keeps the array kernel even where the module is present. */
+    static final String VECTOR_PROPERTY = "netreduce.vectorSum";
     private static final Logger LOG = LoggerFactory.getLogger(ReductionKernel.class);
-    private static final boolean VECTOR_USABLE = vectorUsable();
+
+    /**
+     * The choice, made once. A holder of its own rather than a static field of this class:
+     * making it loads {@link VectorReductionKernel}, whose initialisation needs this class
+     * initialised first, so it must not run inside this class's own initialiser.
+     */
+    private static final class Choice {
+        static final boolean VECTOR = vectorUsable(System.getProperty(VECTOR_PROPERTY),
+                ModuleLayer.boot().findModule(VECTOR_MODULE).isPresent());
+    }
 
     /** The fastest kernel this JVM can run. */
     static ReductionKernel create() {
-        return VECTOR_USABLE ? new VectorReductionKernel() : new ArrayReductionKernel();
+        return Choice.VECTOR ? new VectorReductionKernel() : new ArrayReductionKernel();
     }
 
-    /** True if the Vector API module is in this JVM's boot layer and its kernel loads. */
+    /**
+     * True if the Vector API module is in this JVM's boot layer, its kernel loads and
+     * {@value #VECTOR_PROPERTY} is not {@code false}.
+     */
     static boolean vectorAvailable() {
-        return VECTOR_USABLE;
+        return Choice.VECTOR;
     }
 
-    private static boolean vectorUsable() {
-        if (ModuleLayer.boot().findModule(VECTOR_MODULE).isEmpty()) {
+    /** Whether to sum with the Vector API, given the property's value (null if unset) and the module's presence. */
+    static boolean vectorUsable(String property, boolean modulePresent) {
+        if (property != null && !Boolean.parseBoolean(property)) {
+            LOG.debug("float reduction through heap arrays: {}=false", VECTOR_PROPERTY);
+            return false;
+        }
+        if (!modulePresent) {
             LOG.debug("float reduction through heap arrays: start the JVM with --add-modules {} for the "
                     + "Vector API kernel (about twice as fast)", VECTOR_MODULE);
             return false;

@@ -1,12 +1,16 @@
 package io.netreduce.collectives.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.host.MessagePlan;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.Random;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
@@ -39,6 +43,47 @@ class ReductionKernelTest {
         assertTrue(ReductionKernel.vectorAvailable(), "the test JVM is started with --add-modules "
                 + ReductionKernel.VECTOR_MODULE);
         assertEquals(VectorReductionKernel.class, ReductionKernel.create().getClass());
+    }
+
+    /**
+     * In a fresh JVM, making a vector kernel before anything asked for the choice: the
+     * choice must not be made inside ReductionKernel's own initialiser, which this order
+     * would enter half-way through VectorReductionKernel's (it once failed so, in JMH).
+     */
+    @Test
+    void aVectorKernelCanBeMadeFirstInAFreshJvm() throws Exception {
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", ReductionKernel.VECTOR_MODULE, "-cp", System.getProperty("java.class.path"),
+                FirstUse.class.getName()).redirectErrorStream(true).start();
+        try {
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not finish within 60 s");
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, p.exitValue(), out);
+            assertTrue(out.contains("sum 3.0, vector chosen true"), out);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    /** The child of {@link #aVectorKernelCanBeMadeFirstInAFreshJvm}. */
+    public static final class FirstUse {
+        public static void main(String[] args) {
+            ByteBuffer a = ByteBuffer.allocateDirect(64).order(MessagePlan.PAYLOAD_ORDER).putFloat(0, 1f);
+            ByteBuffer b = ByteBuffer.allocateDirect(64).order(MessagePlan.PAYLOAD_ORDER).putFloat(0, 2f);
+            ReductionKernel kernel = new VectorReductionKernel();
+            kernel.bind(a, b, b);
+            kernel.apply(ReduceOp.SUM, 0, 0, 0, 16);
+            System.out.println("sum " + b.getFloat(0) + ", vector chosen " + ReductionKernel.vectorAvailable());
+        }
+    }
+
+    @Test
+    void thePropertyOrAMissingModuleKeepsTheArrayKernel() {
+        assertTrue(ReductionKernel.vectorUsable(null, true));
+        assertTrue(ReductionKernel.vectorUsable("true", true));
+        assertFalse(ReductionKernel.vectorUsable("false", true));
+        assertFalse(ReductionKernel.vectorUsable(null, false));
+        assertFalse(ReductionKernel.vectorUsable("true", false));
     }
 
     @ParameterizedTest(name = "{0}")
