@@ -18,14 +18,21 @@ import java.util.function.Consumer;
  * The TCP provider's completion queue. With threaded progress the queue pairs' reader and
  * writer threads fill it. With polled progress ({@link TcpProgress#POLL}) polling it is
  * what moves the data: each poll drives the sockets of the queue pairs attached to it; a
- * blocking poll spins on them for {@link #SPIN_NANOS} after the last byte moved (a ring
+ * blocking poll spins on them for {@link #DEFAULT_SPIN_MICROS} µs (or the device's
+ * {@link TcpVerbsProvider#SPIN_MICROS}) after the last byte moved (a ring
  * step's next message is usually that close behind), then sleeps in {@code select} until
  * one of its sockets is ready, a completion is pushed from elsewhere, or an RNR backoff
  * ends, never longer than {@link #MAX_SELECT_MILLIS}.
  */
 final class TcpCompletionQueue extends CompletionRing {
-    /** Busy-polling after the last progress, before sleeping in select(). */
-    static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+    /**
+     * Busy-polling after the last progress, before sleeping in select(), unless the device
+     * sets {@link TcpVerbsProvider#SPIN_MICROS}. Short: on a host with fewer cores than
+     * polling threads a longer spin takes the core from the very peer it waits for.
+     */
+    static final int DEFAULT_SPIN_MICROS = 50;
+    /** The longest spin {@link TcpVerbsProvider#SPIN_MICROS} accepts: one second. */
+    static final int MAX_SPIN_MICROS = 1_000_000;
     /** Longest sleep in select(): bounds the cost of any missed wake-up. */
     static final long MAX_SELECT_MILLIS = 1;
     private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
@@ -38,8 +45,15 @@ final class TcpCompletionQueue extends CompletionRing {
     /** One poller sleeps in select() at a time; a second one spins on progress meanwhile. */
     private final Object selectLock = new Object();
 
-    TcpCompletionQueue(int capacity) {
+    private final long spinNanos;
+
+    TcpCompletionQueue(int capacity, int spinMicros) {
         super(capacity);
+        this.spinNanos = TimeUnit.MICROSECONDS.toNanos(spinMicros);
+    }
+
+    long spinNanos() {
+        return spinNanos;
     }
 
     /** Adds a connected queue pair in polled progress: polling this queue now drives its socket. */
@@ -96,7 +110,7 @@ final class TcpCompletionQueue extends CompletionRing {
         }
         long now = System.nanoTime();
         long deadline = now + Math.max(0, timeout.toNanos());
-        long spinUntil = now + SPIN_NANOS;
+        long spinUntil = now + spinNanos;
         while (true) {
             boolean moved = false;
             for (TcpQueuePair qp : qps) {
@@ -114,7 +128,7 @@ final class TcpCompletionQueue extends CompletionRing {
                 throw new InterruptedException("interrupted while polling a tcp completion queue");
             }
             if (moved) {
-                spinUntil = now + SPIN_NANOS;
+                spinUntil = now + spinNanos;
             } else if (now - spinUntil < 0) {
                 Thread.onSpinWait();
             } else {

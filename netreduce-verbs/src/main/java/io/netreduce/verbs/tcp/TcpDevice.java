@@ -65,6 +65,7 @@ final class TcpDevice implements Device {
     private volatile TcpMemoryRegion[] regions = new TcpMemoryRegion[64];
     private volatile boolean open = true;
     private final TcpProgress progress;
+    private final int spinMicros;
     /** Connected queue pairs in polled progress, for the fallback; replaced on (rare) change. */
     private volatile TcpQueuePair[] driven = NONE;
     private ScheduledFuture<?> fallbackTask;
@@ -72,6 +73,7 @@ final class TcpDevice implements Device {
     TcpDevice(DeviceOptions options) {
         this.options = options;
         this.progress = TcpProgress.of(options);
+        this.spinMicros = spinMicros(options);
         if (options.localAddress().isAnyLocalAddress()) {
             // Queue-pair endpoints carry this address for peers to dial: it must be a real one.
             throw new VerbsException("tcp device needs a specific local address, not the wildcard "
@@ -89,7 +91,27 @@ final class TcpDevice implements Device {
         acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
         acceptThread.setDaemon(true);
         acceptThread.start();
-        LOG.debug("tcp device listening on {} ({} progress)", boundAddress, progress);
+        LOG.debug("tcp device listening on {} ({} progress, {} µs spin)", boundAddress, progress, spinMicros);
+    }
+
+    private static final TcpSetting SPIN = new TcpSetting(TcpVerbsProvider.SPIN_MICROS,
+            TcpVerbsProvider.SPIN_MICROS_ENVIRONMENT);
+
+    private static int spinMicros(DeviceOptions options) {
+        String value = SPIN.value(options);
+        if (value == null) {
+            return TcpCompletionQueue.DEFAULT_SPIN_MICROS;
+        }
+        try {
+            int micros = Integer.parseInt(value);
+            if (micros >= 0 && micros <= TcpCompletionQueue.MAX_SPIN_MICROS) {
+                return micros;
+            }
+        } catch (NumberFormatException e) {
+            // refused below, with the range
+        }
+        throw new VerbsException("tcp spin '" + value + "' in " + SPIN.source(options) + " is not a whole number of "
+                + "microseconds from 0 to " + TcpCompletionQueue.MAX_SPIN_MICROS);
     }
 
     InetSocketAddress boundAddress() {
@@ -153,7 +175,7 @@ final class TcpDevice implements Device {
     @Override
     public CompletionQueue createCompletionQueue(int capacity) {
         checkOpen();
-        TcpCompletionQueue cq = new TcpCompletionQueue(capacity);
+        TcpCompletionQueue cq = new TcpCompletionQueue(capacity, spinMicros);
         children.add(cq);
         return cq;
     }

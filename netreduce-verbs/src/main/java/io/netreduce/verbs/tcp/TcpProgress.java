@@ -24,44 +24,31 @@ import java.util.Locale;
  *       for both of its queue pairs.</li>
  * </ul>
  *
- * Chosen per device by the option {@value #OPTION}, else the system property of the same
- * name, else the environment variable {@value #ENVIRONMENT}, else {@link #THREADS}.
+ * Chosen per device by the option {@value TcpVerbsProvider#PROGRESS}, else the system
+ * property of the same name, else the environment variable
+ * {@value TcpVerbsProvider#PROGRESS_ENVIRONMENT}, else {@link #THREADS}.
  */
 enum TcpProgress {
     THREADS,
     POLL;
 
-    static final String OPTION = TcpVerbsProvider.PROGRESS;
-    static final String ENVIRONMENT = TcpVerbsProvider.PROGRESS_ENVIRONMENT;
+    static final TcpSetting SETTING = new TcpSetting(TcpVerbsProvider.PROGRESS, TcpVerbsProvider.PROGRESS_ENVIRONMENT);
     static final TcpProgress DEFAULT = THREADS;
 
-    /** The process-wide choice (system property, then environment), or null. */
-    static String processWide() {
-        String property = System.getProperty(OPTION);
-        return isSet(property) ? property : isSet(System.getenv(ENVIRONMENT)) ? System.getenv(ENVIRONMENT) : null;
-    }
-
     static TcpProgress of(DeviceOptions options) {
-        String option = options.properties().get(OPTION);
-        String value = isSet(option) ? option : processWide();
+        String value = SETTING.value(options);
         if (value == null) {
             return DEFAULT;
         }
-        String source = isSet(option) ? "device option '" + OPTION + "'"
-                : isSet(System.getProperty(OPTION)) ? "system property " + OPTION : "environment variable " + ENVIRONMENT;
-        switch (value.trim().toLowerCase(Locale.ROOT)) {
+        switch (value.toLowerCase(Locale.ROOT)) {
             case "threads":
                 return THREADS;
             case "poll":
                 return POLL;
             default:
-                throw new VerbsException("unknown tcp progress mode '" + value + "' in " + source
+                throw new VerbsException("unknown tcp progress mode '" + value + "' in " + SETTING.source(options)
                         + ": use 'poll' (the polling thread moves the data) or 'threads' (a reader and a writer "
                         + "thread per queue pair)");
         }
-    }
-
-    private static boolean isSet(String value) {
-        return value != null && !value.isBlank();
     }
 }

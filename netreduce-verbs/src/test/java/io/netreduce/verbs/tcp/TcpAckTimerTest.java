@@ -243,7 +243,7 @@ abstract class TcpAckTimerTest {
 
     private Device open(String address) {
         return Verbs.open("tcp", DeviceOptions.builder().localAddress(address).port(0)
-                .property(TcpProgress.OPTION, progress().name()).build());
+                .property(TcpVerbsProvider.PROGRESS, progress().name()).build());
     }
 
     private static WorkCompletion pollOne(CompletionQueue cq, QueuePair qp) throws InterruptedException {

@@ -23,7 +23,7 @@ abstract class TcpConformanceTest extends VerbsConformanceTest {
             @Override
             public DeviceOptions optionsFor(int host) {
                 return DeviceOptions.builder().localAddress("127.0.0." + (10 + host)).port(0)
-                        .property(TcpProgress.OPTION, progress().name()).build();
+                        .property(TcpVerbsProvider.PROGRESS, progress().name()).build();
             }
         };
     }

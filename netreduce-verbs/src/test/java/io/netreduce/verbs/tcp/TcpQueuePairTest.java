@@ -47,7 +47,7 @@ class TcpQueuePairTest {
 
     private static Device open(String address, TcpProgress progress) {
         return Verbs.open("tcp", DeviceOptions.builder().localAddress(address).port(0)
-                .property(TcpProgress.OPTION, progress.name()).build());
+                .property(TcpVerbsProvider.PROGRESS, progress.name()).build());
     }
 
     private static QueuePair qp(Device d) {
@@ -150,9 +150,30 @@ class TcpQueuePairTest {
     @Test
     void anUnknownProgressModeIsRefusedNamingTheChoices() {
         VerbsException e = assertThrows(VerbsException.class, () -> Verbs.open("tcp",
-                DeviceOptions.builder().localAddress("127.0.0.10").port(0).property(TcpProgress.OPTION, "spin").build()));
+                DeviceOptions.builder().localAddress("127.0.0.10").port(0).property(TcpVerbsProvider.PROGRESS, "spin").build()));
         assertTrue(e.getMessage().contains("'spin'") && e.getMessage().contains("poll")
                 && e.getMessage().contains("threads"), e.getMessage());
+    }
+
+    @Test
+    void theSpinComesFromTheDeviceOptionAndABadOneIsRefused() {
+        for (String bad : new String[] {"-1", "1000001", "fast", "1.5"}) {
+            VerbsException e = assertThrows(VerbsException.class, () -> Verbs.open("tcp", DeviceOptions.builder()
+                    .localAddress("127.0.0.10").port(0).property(TcpVerbsProvider.SPIN_MICROS, bad).build()));
+            assertTrue(e.getMessage().contains("'" + bad + "'") && e.getMessage().contains(TcpVerbsProvider.SPIN_MICROS)
+                    && e.getMessage().contains("0 to 1000000"), e.getMessage());
+        }
+        try (Device d = Verbs.open("tcp", DeviceOptions.builder().localAddress("127.0.0.10").port(0)
+                .property(TcpVerbsProvider.SPIN_MICROS, "250").build());
+             var cq = (TcpCompletionQueue) d.createCompletionQueue(4)) {
+            assertEquals(250_000, cq.spinNanos());
+        }
+        if (System.getProperty(TcpVerbsProvider.SPIN_MICROS) == null
+                && System.getenv(TcpVerbsProvider.SPIN_MICROS_ENVIRONMENT) == null) {
+            try (Device d = open("127.0.0.10"); var cq = (TcpCompletionQueue) d.createCompletionQueue(4)) {
+                assertEquals(TimeUnit.MICROSECONDS.toNanos(TcpCompletionQueue.DEFAULT_SPIN_MICROS), cq.spinNanos());
+            }
+        }
     }
 
     /**
