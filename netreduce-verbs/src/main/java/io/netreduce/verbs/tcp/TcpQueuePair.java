@@ -27,13 +27,11 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.IdentityHashMap;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -45,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * <p>Frames go out as gathering writes of {@code [header, SGE views...]} straight from the
  * registered buffers, and come in by scattering each SEND's payload straight into the
  * posted RECV's buffers (or an RDMA WRITE's into the target region): no payload copy in
- * user space. Both directions are resumable state machines (which frame, how far), so the
- * same code serves the two {@link TcpProgress} modes:
+ * user space. Both directions are resumable state machines (which frame, how far; the
+ * incoming one is a {@link TcpFrameReader}), so the same code serves the two
+ * {@link TcpProgress} modes:
  * <ul>
  *   <li><b>poll</b> (what the communicators use): the socket is non-blocking and has no
  *       thread of its own. A poller of the completion queues drives it
@@ -86,9 +85,6 @@ import org.slf4j.LoggerFactory;
  */
 final class TcpQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(TcpQueuePair.class);
-    private static final int SKIP_BUFFER_BYTES = 64 * 1024;
-    /** Read calls per polled progress step before the write side gets its turn. */
-    private static final int READ_BURST = 16;
     /** At most this many bytes per socket write, so the ACK timer sees a large message progress. */
     static final int WRITE_CHUNK_BYTES = 1 << 20;
     /**
@@ -154,30 +150,8 @@ final class TcpQueuePair implements QueuePair {
     private long writingTotal;
     private long writingWritten;
 
-    // Read side: where in which incoming frame the stream is. Owned by the reader thread, or
-    // in polled progress by whichever thread holds readClaim.
-    private static final int READ_HEADER = 0;
-    private static final int READ_SCATTER = 1;
-    private static final int READ_INTO_REGION = 2;
-    private static final int READ_SKIP = 3;
-    private static final int AFTER_SKIP_NOTHING = 0;
-    private static final int AFTER_SKIP_RNR = 1;
-    private static final int AFTER_SKIP_REMOTE_ACCESS = 2;
-    private static final int AFTER_SKIP_LENGTH_ERROR = 3;
-    private final AtomicBoolean readClaim = new AtomicBoolean();
-    private final ByteBuffer readHeaderBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
-    private final FrameHeader readHeader = new FrameHeader().wrap(readHeaderBuffer);
-    private int readPhase = READ_HEADER;
-    private long readLeft;
-    private RecvSlot readRecv;
-    private ByteBuffer readTarget;
-    private int readVectorLength;
-    private int afterSkip;
-    private String afterSkipDetail;
-    private long expectedSequence;
-    private boolean discarding;
-    private ByteBuffer skipBuffer;
-    private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
+    /** The incoming side: which part of which frame comes next, and what to do with it. */
+    private final TcpFrameReader reader;
 
     // Polled progress (no reader or writer thread): pollers of the completion queues drive
     // the socket; the device's fallback task drives it when nobody has polled for a while.
@@ -189,7 +163,6 @@ final class TcpQueuePair implements QueuePair {
     private final long ackTimeoutNanos;
     private final int ackAttempts;
     private volatile long bytesWritten;
-    private volatile long bytesRead;
     private ScheduledFuture<?> ackTimerTask;
     private boolean awaitingAck;
     private long progressMark;
@@ -217,6 +190,7 @@ final class TcpQueuePair implements QueuePair {
         int psn = attributes.initialPsn() >= 0 ? attributes.initialPsn() : ThreadLocalRandom.current().nextInt(1 << 24);
         InetSocketAddress bound = device.boundAddress();
         this.localEndpoint = new QpEndpoint(bound.getAddress(), bound.getPort(), qpn, psn);
+        this.reader = new TcpFrameReader(this, attributes);
     }
 
     @Override
@@ -410,7 +384,7 @@ final class TcpQueuePair implements QueuePair {
                 }
                 device.drive(this);
             } else {
-                readerThread = new Thread(this::readLoop, "tcp-verbs-qp" + qpn + "-reader");
+                readerThread = new Thread(() -> reader.loop(ch), "tcp-verbs-qp" + qpn + "-reader");
                 writerThread = new Thread(this::writeLoop, "tcp-verbs-qp" + qpn + "-writer");
                 readerThread.setDaemon(true);
                 writerThread.setDaemon(true);
@@ -773,185 +747,31 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    // ------------------------------------------------------------------ reading frames
+    // ------------------------------------------------------------------ for the frame reader
 
-    /**
-     * One read call on the incoming stream, and whatever it completes: a header is
-     * dispatched, a payload finished, an error NAKed after its payload was skipped. The
-     * reader's state (which part of which frame comes next) lives in fields, so the same
-     * code serves a blocking reader thread and non-blocking pollers that each read what is
-     * there. Returns the bytes read (0 only on a non-blocking channel with nothing to read).
-     * Only by the thread that holds the read side (the reader thread, or {@link #readClaim}).
-     */
-    private long readOnce(SocketChannel ch) throws IOException {
-        long r;
-        switch (readPhase) {
-            case READ_HEADER:
-                r = ch.read(readHeaderBuffer);
-                if (r < 0) {
-                    throw new EOFException();
-                }
-                bytesRead += r;
-                if (!readHeaderBuffer.hasRemaining()) {
-                    readHeaderBuffer.clear();
-                    onHeader();
-                }
-                return r;
-            case READ_SCATTER:
-                r = ch.read(readRecv.iov, 0, readVectorLength);
-                break;
-            case READ_INTO_REGION:
-                r = ch.read(readTarget);
-                break;
-            default:
-                skipBuffer.clear().limit((int) Math.min(readLeft, SKIP_BUFFER_BYTES));
-                r = ch.read(skipBuffer);
-                break;
-        }
-        if (r < 0) {
-            throw new EOFException();
-        }
-        bytesRead += r;
-        readLeft -= r;
-        if (readLeft == 0) {
-            payloadDone();
-        }
-        return r;
+    /** The memory region an incoming RDMA WRITE names, if it exists and belongs to this queue pair's PD. */
+    TcpMemoryRegion writeTarget(int rkey) {
+        TcpMemoryRegion target = device.regionByKey(rkey);
+        return target != null && target.pd() == pd && target.rkey() == rkey ? target : null;
     }
 
-    private void onHeader() throws IOException {
-        counters.increment(Counter.PACKETS_RECEIVED);
-        counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
-        byte type = readHeader.type();
-        if (type == FrameHeader.TYPE_ACK) {
-            onAck(readHeader.sequence());
-        } else if (type == FrameHeader.TYPE_NAK) {
-            onNak(readHeader.status(), readHeader.sequence(), readHeader.aux());
-        } else if (FrameHeader.isRequest(type) && readHeader.length() >= 0) {
-            onRequest(type);
-        } else {
-            counters.increment(Counter.DROP_MALFORMED);
-            String what = "malformed frame from " + remoteEndpoint + ": " + FrameHeader.typeName(type)
-                    + ", length " + readHeader.length();
-            fail(WcStatus.GENERAL_ERR, what);
-            throw new IOException(what); // the stream cannot be trusted past it: close the connection
+    /** Takes the oldest posted receive for an incoming request, or null (the requester gets an RNR NAK). */
+    RecvSlot takeRecv() {
+        lock.lock();
+        try {
+            if (recvConsumed == recvPosted) {
+                return null;
+            }
+            RecvSlot recv = recvSlots[(int) (recvConsumed % recvSlots.length)];
+            recvConsumed++;
+            return recv;
+        } finally {
+            lock.unlock();
         }
     }
 
-    /** Decides where a request's payload goes: a posted receive, a memory region, or nowhere. */
-    private void onRequest(byte type) throws IOException {
-        int sequence = readHeader.sequence();
-        int length = readHeader.length();
-        if (state != QpState.READY) {
-            counters.increment(Counter.DROP_BAD_STATE);
-            beginSkip(length, AFTER_SKIP_NOTHING, null);
-            return;
-        }
-        if (sequence != (int) expectedSequence) {
-            if (discarding) {
-                // Requests that followed one we NAKed: the requester will send them again.
-                counters.increment(Counter.DROP_OUT_OF_SEQUENCE);
-                beginSkip(length, AFTER_SKIP_NOTHING, null);
-                return;
-            }
-            throw new IOException("protocol violation: request sequence " + sequence + ", expected " + (int) expectedSequence);
-        }
-        discarding = false;
-        boolean write = FrameHeader.isWrite(type);
-        TcpMemoryRegion target = null;
-        long targetAddress = readHeader.remoteAddress();
-        if (write) {
-            int rkey = readHeader.rkey();
-            target = device.regionByKey(rkey);
-            if (target == null || target.pd() != pd || target.rkey() != rkey
-                    || !target.access().contains(Access.REMOTE_WRITE) || !target.covers(targetAddress, length)) {
-                String why = target == null || target.pd() != pd || target.rkey() != rkey
-                        ? "no memory region with rkey 0x" + Integer.toHexString(rkey)
-                        : !target.access().contains(Access.REMOTE_WRITE) ? "region with rkey 0x" + Integer.toHexString(rkey)
-                                + " lacks REMOTE_WRITE access"
-                        : "range [0x" + Long.toHexString(targetAddress) + ", +" + length + ") lies outside the region";
-                beginSkip(length, AFTER_SKIP_REMOTE_ACCESS, why);
-                return;
-            }
-        }
-        RecvSlot recv = null;
-        if (!write || FrameHeader.hasImmediate(type)) {
-            lock.lock();
-            try {
-                if (recvConsumed < recvPosted) {
-                    recv = recvSlots[(int) (recvConsumed % recvSlots.length)];
-                    recvConsumed++;
-                }
-            } finally {
-                lock.unlock();
-            }
-            if (recv == null) {
-                beginSkip(length, AFTER_SKIP_RNR, null);
-                return;
-            }
-        }
-        readRecv = recv; // consumed: completed by payloadDone, or flushed if the connection drops first
-        if (!write && length > recv.capacity) {
-            beginSkip(length, AFTER_SKIP_LENGTH_ERROR, null);
-            return;
-        }
-        if (write) {
-            ByteBuffer view = writeTargetViews.get(target);
-            if (view == null) {
-                view = target.newView();
-                writeTargetViews.put(target, view);
-            }
-            int offset = (int) (targetAddress - target.address());
-            view.limit(offset + length).position(offset);
-            readTarget = view;
-            readPhase = READ_INTO_REGION;
-        } else {
-            readVectorLength = recv.prepareScatter(length);
-            readPhase = READ_SCATTER;
-        }
-        readLeft = length;
-        if (length == 0) {
-            payloadDone();
-        }
-    }
-
-    /** Consumes and drops {@code length} payload bytes, then does {@code after} (only on error and RNR paths). */
-    private void beginSkip(int length, int after, String detail) {
-        if (skipBuffer == null) {
-            skipBuffer = ByteBuffer.allocateDirect(SKIP_BUFFER_BYTES);
-        }
-        readPhase = READ_SKIP;
-        readLeft = length;
-        afterSkip = after;
-        afterSkipDetail = detail;
-        if (length == 0) {
-            payloadDone();
-        }
-    }
-
-    private void payloadDone() {
-        int phase = readPhase;
-        readPhase = READ_HEADER;
-        readTarget = null;
-        int sequence = readHeader.sequence();
-        int length = readHeader.length();
-        if (phase == READ_SKIP) {
-            skipDone(sequence, length);
-            return;
-        }
-        RecvSlot recv = readRecv;
-        readRecv = null;
-        expectedSequence++;
-        counters.increment(Counter.MESSAGES_RECEIVED);
-        counters.add(Counter.BYTES_RECEIVED, length);
-        // Complete the receive before acknowledging, so that by the time the sender sees its
-        // completion the receiver's application can already see (and repost) this one.
-        if (recv != null) {
-            byte type = readHeader.type();
-            boolean imm = FrameHeader.hasImmediate(type);
-            pushRecv(recv.wrId, WcStatus.SUCCESS, FrameHeader.isWrite(type) ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV,
-                    length, imm, imm ? readHeader.immediate() : 0, null);
-        }
+    /** Asks the write side to acknowledge requests up to {@code sequence} (ACKs coalesce). */
+    void acknowledge(int sequence) {
         lock.lock();
         try {
             ackPending = true;
@@ -962,94 +782,7 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    /** What a dropped payload leaves to do once it is consumed: answer the requester, maybe fail. */
-    private void skipDone(int sequence, int length) {
-        int after = afterSkip;
-        String detail = afterSkipDetail;
-        afterSkip = AFTER_SKIP_NOTHING;
-        afterSkipDetail = null;
-        switch (after) {
-            case AFTER_SKIP_RNR:
-                discarding = true;
-                nak(FrameHeader.STATUS_RNR, sequence,
-                        (int) Math.min(Integer.MAX_VALUE, Math.max(1, attributes.minRnrTimer().toNanos() / 1000)));
-                break;
-            case AFTER_SKIP_REMOTE_ACCESS:
-                nak(FrameHeader.STATUS_REMOTE_ACCESS, sequence, 0);
-                fail(null, "remote access error on an incoming RDMA WRITE: " + detail);
-                break;
-            case AFTER_SKIP_LENGTH_ERROR: {
-                RecvSlot recv = readRecv;
-                readRecv = null;
-                pushRecv(recv.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, length, false, 0,
-                        "a " + length + "-byte message does not fit the posted " + recv.capacity + "-byte receive");
-                nak(FrameHeader.STATUS_INVALID_REQUEST, sequence, 0);
-                fail(null, "local length error: " + length + "-byte message for a " + recv.capacity + "-byte receive");
-                break;
-            }
-            default:
-                break;
-        }
-    }
-
-    /** The stream failed: a receive already taken for the frame in flight is flushed, not lost. */
-    private void readFailed(IOException e) {
-        RecvSlot recv = readRecv;
-        readRecv = null;
-        if (recv != null) {
-            pushRecv(recv.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
-                    "connection lost while receiving into this request");
-        }
-        connectionLost("read", e);
-    }
-
-    /** Threaded progress: the reader thread, blocking in read() until the peer sends. */
-    private void readLoop() {
-        SocketChannel ch = channel;
-        try {
-            while (true) {
-                readOnce(ch);
-            }
-        } catch (IOException e) {
-            readFailed(e);
-        } catch (RuntimeException e) {
-            LOG.error("QP {}: reader failed", qpn, e);
-            fail(WcStatus.GENERAL_ERR, "internal error in the reader: " + e);
-        }
-    }
-
-    /**
-     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls so that
-     * the write side gets its turn. False if another thread holds the read side or nothing
-     * was there.
-     */
-    private boolean readStep() {
-        if (!readClaim.compareAndSet(false, true)) {
-            return false;
-        }
-        boolean moved = false;
-        try {
-            SocketChannel ch = channel;
-            for (int i = 0; i < READ_BURST; i++) {
-                if (readOnce(ch) == 0) {
-                    break;
-                }
-                moved = true;
-            }
-        } catch (IOException e) {
-            readFailed(e);
-            moved = true;
-        } catch (RuntimeException e) {
-            LOG.error("QP {}: polled read failed", qpn, e);
-            fail(WcStatus.GENERAL_ERR, "internal error while reading: " + e);
-            moved = true;
-        } finally {
-            readClaim.set(false);
-        }
-        return moved;
-    }
-
-    private void nak(byte status, int sequence, int aux) {
+    void nak(byte status, int sequence, int aux) {
         lock.lock();
         try {
             nakPending = true;
@@ -1062,7 +795,7 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    private void onAck(int sequence) {
+    void onAck(int sequence) {
         lock.lock();
         try {
             ackUpTo(sequence);
@@ -1095,7 +828,7 @@ final class TcpQueuePair implements QueuePair {
         changed.signalAll();
     }
 
-    private void onNak(byte status, int sequence, int aux) {
+    void onNak(byte status, int sequence, int aux) {
         lock.lock();
         try {
             if (state != QpState.READY) {
@@ -1161,7 +894,7 @@ final class TcpQueuePair implements QueuePair {
         if (state == QpState.ERROR && !channel.isOpen()) {
             return false; // nothing left to read or to tell the peer
         }
-        boolean moved = readStep();
+        boolean moved = reader.step(channel);
         if (frameInProgress() || ackPending || nakPending || sendTransmitNext < sendPosted) {
             moved |= writeStep();
         }
@@ -1231,7 +964,7 @@ final class TcpQueuePair implements QueuePair {
                 return;
             }
             // Each part only grows, so the sum changes exactly when one of them moved.
-            long mark = sendAcked + bytesWritten + bytesRead;
+            long mark = sendAcked + bytesWritten + reader.bytesRead();
             if (!awaitingAck || mark != progressMark) {
                 awaitingAck = true;
                 progressMark = mark;
@@ -1272,7 +1005,7 @@ final class TcpQueuePair implements QueuePair {
 
     // ------------------------------------------------------------------ errors and teardown
 
-    private void connectionLost(String step, IOException e) {
+    void connectionLost(String step, IOException e) {
         if (state == QpState.CLOSED) {
             return;
         }
@@ -1281,7 +1014,7 @@ final class TcpQueuePair implements QueuePair {
         TcpDevice.closeQuietly(channel);
     }
 
-    private void fail(WcStatus firstStatus, String detail) {
+    void fail(WcStatus firstStatus, String detail) {
         lock.lock();
         try {
             failLocked(firstStatus, detail);
@@ -1329,8 +1062,8 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    private void pushRecv(long wrId, WcStatus status, WcOpcode opcode, int length, boolean hasImm, int imm,
-                          String detail) {
+    void pushRecv(long wrId, WcStatus status, WcOpcode opcode, int length, boolean hasImm, int imm,
+                  String detail) {
         if (!recvCq.push(wrId, status, opcode, length, hasImm, imm, qpn, detail)) {
             completionQueueOverflow("receive");
         }
@@ -1478,7 +1211,7 @@ final class TcpQueuePair implements QueuePair {
     }
 
     /** One receive-queue entry with its scattering-read vector (views cached as in {@link SendSlot}). */
-    private static final class RecvSlot {
+    static final class RecvSlot {
         final ScatterGatherList sgl;
         final ByteBuffer[] iov;
         final TcpMemoryRegion[] viewRegions;

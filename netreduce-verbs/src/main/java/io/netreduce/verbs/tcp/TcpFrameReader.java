@@ -1,0 +1,333 @@
+package io.netreduce.verbs.tcp;
+
+import io.netreduce.verbs.Access;
+import io.netreduce.verbs.Counter;
+import io.netreduce.verbs.Counters;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.QpState;
+import io.netreduce.verbs.WcOpcode;
+import io.netreduce.verbs.WcStatus;
+import io.netreduce.verbs.tcp.TcpQueuePair.RecvSlot;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.IdentityHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The incoming side of a {@link TcpQueuePair}'s connection: a resumable state machine over
+ * the byte stream (which part of which frame comes next, and how far into it), so that the
+ * same code serves a blocking reader thread ({@link #loop}) and non-blocking pollers that
+ * each read what is there ({@link #step}). Headers are dispatched as they complete: ACKs
+ * and NAKs to the queue pair's requester side, requests to a posted receive (scattered
+ * straight into its buffers), a registered region (an RDMA WRITE, checked by its rkey), or
+ * nowhere (an RNR, access or length error, whose payload is consumed and dropped before the
+ * NAK, so the stream stays in step).
+ *
+ * <p>Owned by one thread at a time: the reader thread, or in polled progress whichever
+ * poller holds {@link #claim}. It never takes the queue pair's lock for long and never
+ * writes to the socket (the queue pair's write side sends the ACKs and NAKs it asks for).
+ */
+final class TcpFrameReader {
+    private static final Logger LOG = LoggerFactory.getLogger(TcpFrameReader.class);
+    private static final int SKIP_BUFFER_BYTES = 64 * 1024;
+    /** Read calls per polled progress step before the write side gets its turn. */
+    private static final int READ_BURST = 16;
+    private static final int READ_HEADER = 0;
+    private static final int READ_SCATTER = 1;
+    private static final int READ_INTO_REGION = 2;
+    private static final int READ_SKIP = 3;
+    private static final int AFTER_SKIP_NOTHING = 0;
+    private static final int AFTER_SKIP_RNR = 1;
+    private static final int AFTER_SKIP_REMOTE_ACCESS = 2;
+    private static final int AFTER_SKIP_LENGTH_ERROR = 3;
+
+    private final TcpQueuePair qp;
+    private final Counters counters;
+    /** The responder's RNR timer, sent in RNR NAKs. */
+    private final int rnrTimerMicros;
+    private final AtomicBoolean claim = new AtomicBoolean();
+    private final ByteBuffer readHeaderBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+    private final FrameHeader readHeader = new FrameHeader().wrap(readHeaderBuffer);
+    private int readPhase = READ_HEADER;
+    private long readLeft;
+    private RecvSlot readRecv;
+    private ByteBuffer readTarget;
+    private int readVectorLength;
+    private int afterSkip;
+    private String afterSkipDetail;
+    private long expectedSequence;
+    private boolean discarding;
+    private ByteBuffer skipBuffer;
+    private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
+    /** Bytes read so far: progress for the queue pair's ACK timer. Written by the owner only. */
+    private volatile long bytesRead;
+
+    TcpFrameReader(TcpQueuePair qp, QpAttributes attributes) {
+        this.qp = qp;
+        this.counters = qp.counters();
+        this.rnrTimerMicros = (int) Math.min(Integer.MAX_VALUE, Math.max(1, attributes.minRnrTimer().toNanos() / 1000));
+    }
+
+    long bytesRead() {
+        return bytesRead;
+    }
+
+    /**
+     * One read call on the incoming stream, and whatever it completes: a header is
+     * dispatched, a payload finished, an error NAKed after its payload was skipped. The
+     * reader's state (which part of which frame comes next) lives in fields, so the same
+     * code serves a blocking reader thread and non-blocking pollers that each read what is
+     * there. Returns the bytes read (0 only on a non-blocking channel with nothing to read).
+     * Only by the thread that holds the read side (the reader thread, or {@link #claim}).
+     */
+    private long readOnce(SocketChannel ch) throws IOException {
+        long r;
+        switch (readPhase) {
+            case READ_HEADER:
+                r = ch.read(readHeaderBuffer);
+                if (r < 0) {
+                    throw new EOFException();
+                }
+                bytesRead += r;
+                if (!readHeaderBuffer.hasRemaining()) {
+                    readHeaderBuffer.clear();
+                    onHeader();
+                }
+                return r;
+            case READ_SCATTER:
+                r = ch.read(readRecv.iov, 0, readVectorLength);
+                break;
+            case READ_INTO_REGION:
+                r = ch.read(readTarget);
+                break;
+            default:
+                skipBuffer.clear().limit((int) Math.min(readLeft, SKIP_BUFFER_BYTES));
+                r = ch.read(skipBuffer);
+                break;
+        }
+        if (r < 0) {
+            throw new EOFException();
+        }
+        bytesRead += r;
+        readLeft -= r;
+        if (readLeft == 0) {
+            payloadDone();
+        }
+        return r;
+    }
+
+    private void onHeader() throws IOException {
+        counters.increment(Counter.PACKETS_RECEIVED);
+        counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
+        byte type = readHeader.type();
+        if (type == FrameHeader.TYPE_ACK) {
+            qp.onAck(readHeader.sequence());
+        } else if (type == FrameHeader.TYPE_NAK) {
+            qp.onNak(readHeader.status(), readHeader.sequence(), readHeader.aux());
+        } else if (FrameHeader.isRequest(type) && readHeader.length() >= 0) {
+            onRequest(type);
+        } else {
+            counters.increment(Counter.DROP_MALFORMED);
+            String what = "malformed frame from " + qp.remoteEndpoint() + ": " + FrameHeader.typeName(type)
+                    + ", length " + readHeader.length();
+            qp.fail(WcStatus.GENERAL_ERR, what);
+            throw new IOException(what); // the stream cannot be trusted past it: close the connection
+        }
+    }
+
+    /** Decides where a request's payload goes: a posted receive, a memory region, or nowhere. */
+    private void onRequest(byte type) throws IOException {
+        int sequence = readHeader.sequence();
+        int length = readHeader.length();
+        if (qp.state() != QpState.READY) {
+            counters.increment(Counter.DROP_BAD_STATE);
+            beginSkip(length, AFTER_SKIP_NOTHING, null);
+            return;
+        }
+        if (sequence != (int) expectedSequence) {
+            if (discarding) {
+                // Requests that followed one we NAKed: the requester will send them again.
+                counters.increment(Counter.DROP_OUT_OF_SEQUENCE);
+                beginSkip(length, AFTER_SKIP_NOTHING, null);
+                return;
+            }
+            throw new IOException("protocol violation: request sequence " + sequence + ", expected " + (int) expectedSequence);
+        }
+        discarding = false;
+        boolean write = FrameHeader.isWrite(type);
+        TcpMemoryRegion target = null;
+        long targetAddress = readHeader.remoteAddress();
+        if (write) {
+            int rkey = readHeader.rkey();
+            target = qp.writeTarget(rkey);
+            if (target == null || !target.access().contains(Access.REMOTE_WRITE) || !target.covers(targetAddress, length)) {
+                String why = target == null ? "no memory region with rkey 0x" + Integer.toHexString(rkey)
+                        : !target.access().contains(Access.REMOTE_WRITE) ? "region with rkey 0x" + Integer.toHexString(rkey)
+                                + " lacks REMOTE_WRITE access"
+                        : "range [0x" + Long.toHexString(targetAddress) + ", +" + length + ") lies outside the region";
+                beginSkip(length, AFTER_SKIP_REMOTE_ACCESS, why);
+                return;
+            }
+        }
+        RecvSlot recv = null;
+        if (!write || FrameHeader.hasImmediate(type)) {
+            recv = qp.takeRecv();
+            if (recv == null) {
+                beginSkip(length, AFTER_SKIP_RNR, null);
+                return;
+            }
+        }
+        readRecv = recv; // consumed: completed by payloadDone, or flushed if the connection drops first
+        if (!write && length > recv.capacity) {
+            beginSkip(length, AFTER_SKIP_LENGTH_ERROR, null);
+            return;
+        }
+        if (write) {
+            ByteBuffer view = writeTargetViews.get(target);
+            if (view == null) {
+                view = target.newView();
+                writeTargetViews.put(target, view);
+            }
+            int offset = (int) (targetAddress - target.address());
+            view.limit(offset + length).position(offset);
+            readTarget = view;
+            readPhase = READ_INTO_REGION;
+        } else {
+            readVectorLength = recv.prepareScatter(length);
+            readPhase = READ_SCATTER;
+        }
+        readLeft = length;
+        if (length == 0) {
+            payloadDone();
+        }
+    }
+
+    /** Consumes and drops {@code length} payload bytes, then does {@code after} (only on error and RNR paths). */
+    private void beginSkip(int length, int after, String detail) {
+        if (skipBuffer == null) {
+            skipBuffer = ByteBuffer.allocateDirect(SKIP_BUFFER_BYTES);
+        }
+        readPhase = READ_SKIP;
+        readLeft = length;
+        afterSkip = after;
+        afterSkipDetail = detail;
+        if (length == 0) {
+            payloadDone();
+        }
+    }
+
+    private void payloadDone() {
+        int phase = readPhase;
+        readPhase = READ_HEADER;
+        readTarget = null;
+        int sequence = readHeader.sequence();
+        int length = readHeader.length();
+        if (phase == READ_SKIP) {
+            skipDone(sequence, length);
+            return;
+        }
+        RecvSlot recv = readRecv;
+        readRecv = null;
+        expectedSequence++;
+        counters.increment(Counter.MESSAGES_RECEIVED);
+        counters.add(Counter.BYTES_RECEIVED, length);
+        // Complete the receive before acknowledging, so that by the time the sender sees its
+        // completion the receiver's application can already see (and repost) this one.
+        if (recv != null) {
+            byte type = readHeader.type();
+            boolean imm = FrameHeader.hasImmediate(type);
+            qp.pushRecv(recv.wrId, WcStatus.SUCCESS, FrameHeader.isWrite(type) ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV,
+                    length, imm, imm ? readHeader.immediate() : 0, null);
+        }
+        qp.acknowledge(sequence);
+    }
+
+    /** What a dropped payload leaves to do once it is consumed: answer the requester, maybe fail. */
+    private void skipDone(int sequence, int length) {
+        int after = afterSkip;
+        String detail = afterSkipDetail;
+        afterSkip = AFTER_SKIP_NOTHING;
+        afterSkipDetail = null;
+        switch (after) {
+            case AFTER_SKIP_RNR:
+                discarding = true;
+                qp.nak(FrameHeader.STATUS_RNR, sequence,
+                        rnrTimerMicros);
+                break;
+            case AFTER_SKIP_REMOTE_ACCESS:
+                qp.nak(FrameHeader.STATUS_REMOTE_ACCESS, sequence, 0);
+                qp.fail(null, "remote access error on an incoming RDMA WRITE: " + detail);
+                break;
+            case AFTER_SKIP_LENGTH_ERROR: {
+                RecvSlot recv = readRecv;
+                readRecv = null;
+                qp.pushRecv(recv.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, length, false, 0,
+                        "a " + length + "-byte message does not fit the posted " + recv.capacity + "-byte receive");
+                qp.nak(FrameHeader.STATUS_INVALID_REQUEST, sequence, 0);
+                qp.fail(null, "local length error: " + length + "-byte message for a " + recv.capacity + "-byte receive");
+                break;
+            }
+            default:
+                break;
+        }
+    }
+
+    /** The stream failed: a receive already taken for the frame in flight is flushed, not lost. */
+    private void readFailed(IOException e) {
+        RecvSlot recv = readRecv;
+        readRecv = null;
+        if (recv != null) {
+            qp.pushRecv(recv.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,
+                    "connection lost while receiving into this request");
+        }
+        qp.connectionLost("read", e);
+    }
+
+    /** Threaded progress: the reader thread, blocking in read() until the peer sends. */
+    void loop(SocketChannel ch) {
+        try {
+            while (true) {
+                readOnce(ch);
+            }
+        } catch (IOException e) {
+            readFailed(e);
+        } catch (RuntimeException e) {
+            LOG.error("QP {}: reader failed", qp.qpn(), e);
+            qp.fail(WcStatus.GENERAL_ERR, "internal error in the reader: " + e);
+        }
+    }
+
+    /**
+     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls so that
+     * the write side gets its turn. False if another thread holds the read side or nothing
+     * was there.
+     */
+    boolean step(SocketChannel ch) {
+        if (!claim.compareAndSet(false, true)) {
+            return false;
+        }
+        boolean moved = false;
+        try {
+            for (int i = 0; i < READ_BURST; i++) {
+                if (readOnce(ch) == 0) {
+                    break;
+                }
+                moved = true;
+            }
+        } catch (IOException e) {
+            readFailed(e);
+            moved = true;
+        } catch (RuntimeException e) {
+            LOG.error("QP {}: polled read failed", qp.qpn(), e);
+            qp.fail(WcStatus.GENERAL_ERR, "internal error while reading: " + e);
+            moved = true;
+        } finally {
+            claim.set(false);
+        }
+        return moved;
+    }
+}
