@@ -759,7 +759,7 @@ final class TcpQueuePair implements QueuePair {
     RecvSlot takeRecv() {
         lock.lock();
         try {
-            if (recvConsumed == recvPosted) {
+            if (recvConsumed >= recvPosted) {
                 return null;
             }
             RecvSlot recv = recvSlots[(int) (recvConsumed % recvSlots.length)];
