@@ -52,14 +52,30 @@ class ReductionKernelTest {
      */
     @Test
     void aVectorKernelCanBeMadeFirstInAFreshJvm() throws Exception {
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules", ReductionKernel.VECTOR_MODULE, "-cp", System.getProperty("java.class.path"),
-                FirstUse.class.getName()).redirectErrorStream(true).start();
+        String out = runFirstUse();
+        assertTrue(out.contains("sum 3.0, vector chosen true"), out);
+    }
+
+    /** Without C2 the Vector API boxes every operation: a JVM stopped at C1 keeps the array kernel, and says why. */
+    @Test
+    void aJvmWithoutC2KeepsTheArrayKernel() throws Exception {
+        String out = runFirstUse("-XX:TieredStopAtLevel=1");
+        assertTrue(out.contains("vector chosen false"), out);
+        assertTrue(out.contains("TieredStopAtLevel=1"), out);
+    }
+
+    private static String runFirstUse(String... jvmOptions) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", ReductionKernel.VECTOR_MODULE));
+        cmd.addAll(java.util.List.of(jvmOptions));
+        cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), FirstUse.class.getName()));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         try {
             assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not finish within 60 s");
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(0, p.exitValue(), out);
-            assertTrue(out.contains("sum 3.0, vector chosen true"), out);
+            return out;
         } finally {
             p.destroyForcibly();
         }
@@ -73,17 +89,20 @@ class ReductionKernelTest {
             ReductionKernel kernel = new VectorReductionKernel();
             kernel.bind(a, b, b);
             kernel.apply(ReduceOp.SUM, 0, 0, 0, 16);
-            System.out.println("sum " + b.getFloat(0) + ", vector chosen " + ReductionKernel.vectorAvailable());
+            System.out.println("sum " + b.getFloat(0) + ", vector chosen " + ReductionKernel.vectorAvailable()
+                    + ", C2: " + ReductionKernel.c2Problem());
         }
     }
 
     @Test
     void thePropertyOrAMissingModuleKeepsTheArrayKernel() {
-        assertTrue(ReductionKernel.vectorUsable(null, true));
-        assertTrue(ReductionKernel.vectorUsable("true", true));
-        assertFalse(ReductionKernel.vectorUsable("false", true));
-        assertFalse(ReductionKernel.vectorUsable(null, false));
-        assertFalse(ReductionKernel.vectorUsable("true", false));
+        assertTrue(ReductionKernel.vectorUsable(null, true, null));
+        assertTrue(ReductionKernel.vectorUsable("true", true, null));
+        assertFalse(ReductionKernel.vectorUsable("false", true, null));
+        assertFalse(ReductionKernel.vectorUsable(null, false, null));
+        assertFalse(ReductionKernel.vectorUsable("true", false, null));
+        assertFalse(ReductionKernel.vectorUsable(null, true, "no C2"));
+        assertEquals(null, ReductionKernel.c2Problem(), "the test JVM runs C2");
     }
 
     @ParameterizedTest(name = "{0}")
