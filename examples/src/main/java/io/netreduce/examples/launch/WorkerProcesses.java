@@ -1,5 +1,6 @@
 package io.netreduce.examples.launch;
 
+import io.netreduce.collectives.RankJvmOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -48,8 +49,9 @@ public final class WorkerProcesses {
         String[] results = new String[workers];
         try {
             for (int r = 0; r < workers; r++) {
-                List<String> command = new ArrayList<>(List.of(java, "-Xmx1g", "-cp",
-                        System.getProperty("java.class.path"), mainClass));
+                List<String> command = new ArrayList<>(List.of(java, "-Xmx1g"));
+                command.addAll(RankJvmOptions.recommended()); // the ring's Vector API sum
+                command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
                 command.addAll(args);
                 ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
                 pb.environment().putAll(env);
@@ -96,6 +98,9 @@ public final class WorkerProcesses {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = in.readLine()) != null) {
+                if (RankJvmOptions.isStartupNotice(line)) {
+                    continue;
+                }
                 if (line.startsWith("RESULT ")) {
                     results[rank] = line;
                 }

@@ -1,6 +1,6 @@
 package io.netreduce.cli.launch;
 
-import java.lang.module.ModuleFinder;
+import io.netreduce.collectives.RankJvmOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,15 +22,6 @@ public final class JvmCommand {
      * to it closes, so that a parent killed with SIGKILL leaves no orphans behind.
      */
     public static final String ENV_EXIT_WITH_PARENT = "NETREDUCE_EXIT_WITH_PARENT";
-    /**
-     * The Vector API, an incubator module in Java 17: with it the ring sums about twice as
-     * fast (see the collectives' ReductionKernel). Children get it when this JVM's runtime
-     * has it; a runtime without it (a jlinked image) starts them without.
-     */
-    static final String VECTOR_MODULE = "jdk.incubator.vector";
-    /** What the JVM prints on stderr for it, every start: the expected, not worth showing. */
-    static final String INCUBATOR_WARNING = "WARNING: Using incubator modules: " + VECTOR_MODULE;
-    private static final boolean HAS_VECTOR_MODULE = ModuleFinder.ofSystem().find(VECTOR_MODULE).isPresent();
 
     private final String name;
     private final List<String> jvmOptions = new ArrayList<>();
@@ -94,14 +85,12 @@ public final class JvmCommand {
 
     /**
      * Options every child gets: a parallel collector (few, short pauses on small heaps),
-     * room for direct buffers, the Vector API where there is one, and whatever the user put
-     * in NETREDUCE_CHILD_JAVA_OPTS.
+     * room for direct buffers, {@link RankJvmOptions#recommended()} (the Vector API where
+     * there is one), and whatever the user put in NETREDUCE_CHILD_JAVA_OPTS.
      */
     private static List<String> defaultJvmOptions() {
         List<String> opts = new ArrayList<>(List.of("-XX:+UseParallelGC", "-XX:MaxDirectMemorySize=4g"));
-        if (HAS_VECTOR_MODULE) {
-            opts.add("--add-modules=" + VECTOR_MODULE);
-        }
+        opts.addAll(RankJvmOptions.recommended());
         String extra = System.getenv("NETREDUCE_CHILD_JAVA_OPTS");
         if (extra != null && !extra.isBlank()) {
             opts.addAll(List.of(extra.trim().split("\\s+")));

@@ -1,6 +1,7 @@
 package io.netreduce.cli.launch;
 
 import io.netreduce.cli.CliException;
+import io.netreduce.collectives.RankJvmOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,7 +41,7 @@ public final class ManagedProcess {
         this.process = process;
         this.stdoutPump = pump(process.getInputStream(), name + "-out", stdoutLines);
         this.stderrPump = pump(process.getErrorStream(), name + "-err", line -> {
-            if (line.equals(JvmCommand.INCUBATOR_WARNING)) {
+            if (RankJvmOptions.isStartupNotice(line)) {
                 return; // the JVM's notice for the module JvmCommand added, on every start
             }
             synchronized (lastErrorLines) {

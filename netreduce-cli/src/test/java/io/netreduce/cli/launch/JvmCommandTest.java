@@ -3,6 +3,7 @@ package io.netreduce.cli.launch;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netreduce.collectives.RankJvmOptions;
 import java.lang.module.ModuleFinder;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -11,8 +12,8 @@ class JvmCommandTest {
     @Test
     void childrenGetTheVectorApiWhereTheRuntimeHasIt() {
         List<String> cmd = JvmCommand.named("rank 0").args("worker").commandLine();
-        boolean runtimeHasIt = ModuleFinder.ofSystem().find(JvmCommand.VECTOR_MODULE).isPresent();
-        assertEquals(runtimeHasIt, cmd.contains("--add-modules=" + JvmCommand.VECTOR_MODULE), cmd.toString());
+        boolean runtimeHasIt = ModuleFinder.ofSystem().find(RankJvmOptions.VECTOR_MODULE).isPresent();
+        assertEquals(runtimeHasIt, cmd.contains("--add-modules=" + RankJvmOptions.VECTOR_MODULE), cmd.toString());
         assertTrue(cmd.indexOf(JvmCommand.MAIN_CLASS) < cmd.indexOf("worker"), cmd.toString());
     }
 

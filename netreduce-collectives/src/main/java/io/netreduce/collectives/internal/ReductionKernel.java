@@ -1,5 +1,6 @@
 package io.netreduce.collectives.internal;
 
+import io.netreduce.collectives.RankJvmOptions;
 import io.netreduce.collectives.ReduceOp;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import java.lang.management.ManagementFactory;
@@ -25,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * thread-safe.
  */
 abstract class ReductionKernel {
-    static final String VECTOR_MODULE = "jdk.incubator.vector";
+    static final String VECTOR_MODULE = RankJvmOptions.VECTOR_MODULE;
     /** System property: {@code false} keeps the array kernel even where the module is present. */
     static final String VECTOR_PROPERTY = "netreduce.vectorSum";
     private static final Logger LOG = LoggerFactory.getLogger(ReductionKernel.class);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netreduce.collectives.RankJvmOptions;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.host.MessagePlan;
 import java.lang.management.ManagementFactory;
@@ -39,6 +40,15 @@ class ReductionKernelTest {
     }
 
     @Test
+    void launchersAreToldToAddTheModuleAndWhichNoticeToDrop() {
+        assertEquals(java.util.List.of("--add-modules=" + RankJvmOptions.VECTOR_MODULE), RankJvmOptions.recommended(),
+                "this runtime has the module");
+        assertTrue(RankJvmOptions.isStartupNotice("WARNING: Using incubator modules: jdk.incubator.vector"));
+        assertFalse(RankJvmOptions.isStartupNotice("WARNING: Using incubator modules: jdk.incubator.foreign"));
+        assertFalse(RankJvmOptions.isStartupNotice("[rank 0] WARNING: Using incubator modules: jdk.incubator.vector"));
+    }
+
+    @Test
     void theVectorKernelIsChosenWhereTheModuleIsPresent() {
         assertTrue(ReductionKernel.vectorAvailable(), "the test JVM is started with --add-modules "
                 + ReductionKernel.VECTOR_MODULE);
@@ -54,6 +64,8 @@ class ReductionKernelTest {
     void aVectorKernelCanBeMadeFirstInAFreshJvm() throws Exception {
         String out = runFirstUse();
         assertTrue(out.contains("sum 3.0, vector chosen true"), out);
+        // The JVM's notice is exactly the line launchers drop.
+        assertTrue(out.lines().anyMatch(RankJvmOptions::isStartupNotice), out);
     }
 
     /** Without C2 the Vector API boxes every operation: a JVM stopped at C1 keeps the array kernel, and says why. */
@@ -66,8 +78,8 @@ class ReductionKernelTest {
 
     private static String runFirstUse(String... jvmOptions) throws Exception {
         java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-modules", ReductionKernel.VECTOR_MODULE));
+                Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(RankJvmOptions.recommended());
         cmd.addAll(java.util.List.of(jvmOptions));
         cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), FirstUse.class.getName()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
