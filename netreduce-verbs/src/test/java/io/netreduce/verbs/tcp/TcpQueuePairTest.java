@@ -188,14 +188,8 @@ class TcpQueuePairTest {
         long seed = 0x9011ED;
         try (Device a = open("127.0.0.10", TcpProgress.POLL); Device b = open("127.0.0.20", TcpProgress.POLL)) {
             Connected c = Connected.of(a, b, 16);
-            CompletionQueue cqa = c.cqa;
-            CompletionQueue cqb = c.cqb;
-            ProtectionDomain pda = c.pda;
-            ProtectionDomain pdb = c.pdb;
-            QueuePair x = c.x;
-            QueuePair y = c.y;
-            MemoryRegion src = pda.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
-            MemoryRegion dst = pdb.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion src = c.pda.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion dst = c.pdb.register(ByteBuffer.allocateDirect(size), EnumSet.of(Access.LOCAL_WRITE));
             java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
             ByteBuffer fill = src.buffer().duplicate();
             while (fill.hasRemaining()) {
@@ -203,20 +197,20 @@ class TcpQueuePairTest {
             }
             RecvRequest r = new RecvRequest();
             r.sgl().add(dst, 0, size);
-            y.postRecv(r.wrId(5));
+            c.y.postRecv(r.wrId(5));
             SendRequest s = new SendRequest();
             s.sgl().add(src, 0, size);
-            x.postSend(s.wrId(6));
+            c.x.postSend(s.wrId(6));
             // Only the sender polls; nobody touches cqb until the send has completed.
             WorkCompletion[] wc = {new WorkCompletion()};
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (cqa.poll(wc, Duration.ofMillis(5)) == 0) {
+            while (c.cqa.poll(wc, Duration.ofMillis(5)) == 0) {
                 assertTrue(System.nanoTime() < deadline, "the send never completed (seed " + seed + "); receiver "
-                        + y.counters() + ", sender " + x.counters());
+                        + c.y.counters() + ", sender " + c.x.counters());
             }
             assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
             assertEquals(6, wc[0].wrId());
-            assertEquals(1, cqb.poll(wc, Duration.ofSeconds(5)), "the receive completed before the ACK left");
+            assertEquals(1, c.cqb.poll(wc, Duration.ofSeconds(5)), "the receive completed before the ACK left");
             assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
             assertEquals(size, wc[0].byteLength());
             assertEquals(-1, src.buffer().duplicate().clear().mismatch(dst.buffer().duplicate().clear()),
@@ -253,28 +247,22 @@ class TcpQueuePairTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(mx.isThreadAllocatedMemorySupported(), "no allocation accounting");
         try (Device a = open("127.0.0.10", progress); Device b = open("127.0.0.20", progress)) {
             Connected c = Connected.of(a, b, 1024);
-            CompletionQueue cqa = c.cqa;
-            CompletionQueue cqb = c.cqb;
-            ProtectionDomain pda = c.pda;
-            ProtectionDomain pdb = c.pdb;
-            QueuePair x = c.x;
-            QueuePair y = c.y;
-            MemoryRegion src = pda.register(ByteBuffer.allocateDirect(8192), EnumSet.of(Access.LOCAL_WRITE));
-            MemoryRegion dst = pdb.register(ByteBuffer.allocateDirect(8192), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion src = c.pda.register(ByteBuffer.allocateDirect(8192), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion dst = c.pdb.register(ByteBuffer.allocateDirect(8192), EnumSet.of(Access.LOCAL_WRITE));
             SendRequest s = new SendRequest();
             s.sgl().add(src, 0, 2048).add(src, 4096, 2048);
             RecvRequest r = new RecvRequest();
             r.sgl().add(dst, 0, 4096).add(dst, 4096, 4096);
             WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
             int messages = 5_000;
-            exchange(x, y, s, r, cqa, cqb, wcs, 2_000); // warm up: JIT, view caches
+            exchange(c, s, r, wcs, 2_000); // warm up: JIT, view caches
             long[] readers = providerThreadIds("-reader");
             long[] writers = providerThreadIds("-writer");
             if (progress == TcpProgress.POLL) {
                 assertEquals(0, readers.length + writers.length, "no provider threads when polled");
                 long self = Thread.currentThread().getId();
                 long before = mx.getThreadAllocatedBytes(self);
-                exchange(x, y, s, r, cqa, cqb, wcs, messages);
+                exchange(c, s, r, wcs, messages);
                 double bytes = (mx.getThreadAllocatedBytes(self) - before) / (double) messages;
                 // Only a lock contended with the device's fallback task may cost a JDK queue
                 // node now and then; any real per-message object would cost 16-48+ bytes.
@@ -285,7 +273,7 @@ class TcpQueuePairTest {
             assertEquals(2, writers.length, "one writer per connected QP");
             long readersBefore = allocated(mx, readers);
             long writersBefore = allocated(mx, writers);
-            exchange(x, y, s, r, cqa, cqb, wcs, messages);
+            exchange(c, s, r, wcs, messages);
             double readerBytes = (allocated(mx, readers) - readersBefore) / (double) messages;
             double writerBytes = (allocated(mx, writers) - writersBefore) / (double) messages;
             // Readers never wait on a Condition; only a contended lock may cost them a JDK
@@ -326,9 +314,11 @@ class TcpQueuePairTest {
 
     private static final Duration POLL_SLICE = Duration.ofMillis(1);
 
-    /** Sends {@code messages} from x to y, at most 64 outstanding; allocates nothing itself (messages are built only on failure). */
-    private static void exchange(QueuePair x, QueuePair y, SendRequest s, RecvRequest r, CompletionQueue cqa,
-                                 CompletionQueue cqb, WorkCompletion[] wcs, int messages) throws InterruptedException {
+    /** Sends {@code messages} from c.x to c.y, at most 64 outstanding; allocates nothing itself (messages are built only on failure). */
+    private static void exchange(Connected c, SendRequest s, RecvRequest r, WorkCompletion[] wcs, int messages)
+            throws InterruptedException {
+        QueuePair x = c.x;
+        QueuePair y = c.y;
         int sent = 0;
         int received = 0;
         int completed = 0;
@@ -344,14 +334,14 @@ class TcpQueuePairTest {
             while (sent < messages && sent - completed < 64 && sent < posted) {
                 x.postSend(s.wrId(sent++));
             }
-            int n = cqa.poll(wcs, POLL_SLICE);
+            int n = c.cqa.poll(wcs, POLL_SLICE);
             for (int i = 0; i < n; i++) {
                 if (wcs[i].status() != WcStatus.SUCCESS) {
                     fail(wcs[i].toString());
                 }
                 completed++;
             }
-            n = cqb.poll(wcs);
+            n = c.cqb.poll(wcs);
             for (int i = 0; i < n; i++) {
                 if (wcs[i].status() != WcStatus.SUCCESS) {
                     fail(wcs[i].toString());
