@@ -50,6 +50,8 @@ final class TcpDevice implements Device {
     /** How often the device looks for such queue pairs. */
     static final long FALLBACK_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
+    private static final TcpSetting SPIN = new TcpSetting(TcpVerbsProvider.SPIN_MICROS,
+            TcpVerbsProvider.SPIN_MICROS_ENVIRONMENT);
 
     private final DeviceOptions options;
     private final ServerSocketChannel server;
@@ -93,9 +95,6 @@ final class TcpDevice implements Device {
         acceptThread.start();
         LOG.debug("tcp device listening on {} ({} progress, {} µs spin)", boundAddress, progress, spinMicros);
     }
-
-    private static final TcpSetting SPIN = new TcpSetting(TcpVerbsProvider.SPIN_MICROS,
-            TcpVerbsProvider.SPIN_MICROS_ENVIRONMENT);
 
     private static int spinMicros(DeviceOptions options) {
         String value = SPIN.value(options);
