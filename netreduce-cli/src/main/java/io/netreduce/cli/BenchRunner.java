@@ -174,7 +174,7 @@ final class BenchRunner {
                     ExitCode.USAGE, null);
         }
         try {
-            io.netreduce.verbs.QpAttributes.checkMtu(o.mtu);
+            io.netreduce.wire.roce.PathMtu.check(o.mtu);
             List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);
             return new Workload(List.of(o.algorithm), sizes, o.iterations, o.warmup, o.check != 0, true, true);
         } catch (IllegalArgumentException e) {

@@ -124,7 +124,7 @@ final class DemoRunner {
                     + "its own to drop", ExitCode.USAGE, null);
         }
         try {
-            io.netreduce.verbs.QpAttributes.checkMtu(o.mtu);
+            io.netreduce.wire.roce.PathMtu.check(o.mtu);
             return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, true, false, true);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);

@@ -1,5 +1,7 @@
 package io.netreduce.cli;
 
+import io.netreduce.wire.control.ControlPaths;
+
 import io.netreduce.netswitch.SwitchServer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -14,7 +16,7 @@ final class SwitchRunner {
 
     static int runUntilInterrupted(SwitchCommand cmd) throws InterruptedException {
         InetSocketAddress data = address("--data", cmd.data, 4791);
-        InetSocketAddress control = address("--control", cmd.control, 7100);
+        InetSocketAddress control = address("--control", cmd.control, ControlPaths.DEFAULT_PORT);
         long memory;
         try {
             memory = Sizes.parse(cmd.memory);

@@ -1,6 +1,6 @@
 package io.netreduce.collectives;
 
-import io.netreduce.collectives.internal.GroupCommunicator;
+import io.netreduce.collectives.engine.GroupCommunicator;
 import io.netreduce.collectives.rendezvous.StoreServer;
 import io.netreduce.collectives.spi.CommunicatorProvider;
 import java.io.IOException;

@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Tensors are the {@code remaining()} elements of a {@link FloatBuffer} (from its
  * position to its limit); position and limit are left unchanged. A direct buffer in
- * {@link io.netreduce.host.MessagePlan#PAYLOAD_ORDER} (little-endian) is registered once and
+ * {@link io.netreduce.collectives.algorithm.MessagePlan#PAYLOAD_ORDER} (little-endian) is registered once and
  * used in place, without copies; any other buffer (heap, or the other byte order) is staged
  * through registered memory. A buffer must not be touched while an operation on it runs.
  *

@@ -1,6 +1,11 @@
 package io.netreduce.collectives;
 
-import io.netreduce.host.MessagePlan;
+import io.netreduce.wire.control.ControlPaths;
+
+import io.netreduce.wire.roce.PathMtu;
+import io.netreduce.wire.roce.RoceAddressing;
+
+import io.netreduce.collectives.algorithm.MessagePlan;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.QpAttributes;
@@ -56,7 +61,7 @@ public final class CommunicatorConfig {
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
     /** The software switch's default control-plane port. */
-    public static final int DEFAULT_SWITCH_CONTROL_PORT = 7100;
+    public static final int DEFAULT_SWITCH_CONTROL_PORT = ControlPaths.DEFAULT_PORT;
 
     private final int rank;
     private final int worldSize;
@@ -101,7 +106,7 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("ring window must be at least 1 message: " + b.ringWindow);
         }
         MessagePlan.checkPayloadBytes(b.ringMessageBytes);
-        QpAttributes.checkMtu(b.mtu);
+        PathMtu.check(b.mtu);
         Objects.requireNonNull(b.timeout, "timeout");
         if (b.timeout.isNegative() || b.timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive: " + b.timeout);
@@ -253,7 +258,7 @@ public final class CommunicatorConfig {
         private String algorithm = NETREDUCE;
         private String transport = "soft";
         private String localAddress;
-        private int devicePort = DeviceOptions.ROCE_PORT;
+        private int devicePort = RoceAddressing.UDP_PORT;
         private InetSocketAddress switchAddress;
         private URI switchControl;
         private int window = 4;

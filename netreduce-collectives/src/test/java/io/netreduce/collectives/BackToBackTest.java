@@ -1,9 +1,11 @@
 package io.netreduce.collectives;
 
+import io.netreduce.wire.ina.InaHeader;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import io.netreduce.host.MessagePlan;
+import io.netreduce.collectives.algorithm.MessagePlan;
 import io.netreduce.verbs.tcp.TcpVerbsProvider;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
@@ -50,7 +52,7 @@ class BackToBackTest {
             List<Object> out = g.onEveryRank((r, c) -> {
                 Random sizes = new Random(seed);
                 FloatBuffer t = ByteBuffer.allocateDirect(4 * 3 * TestGroup.MESSAGE_BYTES)
-                        .order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+                        .order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
                 for (int call = 0; call < CALLS; call++) {
                     int kind = sizes.nextInt(8);
                     int n = SIZES[sizes.nextInt(SIZES.length)];

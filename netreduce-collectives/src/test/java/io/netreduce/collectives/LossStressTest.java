@@ -1,5 +1,7 @@
 package io.netreduce.collectives;
 
+import io.netreduce.wire.ina.InaHeader;
+
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -11,7 +13,7 @@ import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.VerbsProvider;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import io.netreduce.host.MessagePlan;
+import io.netreduce.collectives.algorithm.MessagePlan;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.List;
@@ -86,7 +88,7 @@ class LossStressTest {
                     List<Object> outcome = g.onEveryRank((r, c) -> {
                         try (c) {
                             for (int i = 0; i < count; i++) {
-                                FloatBuffer t = ByteBuffer.allocateDirect(sizes[i] * 4).order(MessagePlan.PAYLOAD_ORDER)
+                                FloatBuffer t = ByteBuffer.allocateDirect(sizes[i] * 4).order(InaHeader.PAYLOAD_ORDER)
                                         .asFloatBuffer();
                                 for (int k = 0; k < sizes[i]; k++) {
                                     t.put(k, value(r, i, k, offset));

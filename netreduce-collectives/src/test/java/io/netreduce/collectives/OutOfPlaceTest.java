@@ -1,11 +1,13 @@
 package io.netreduce.collectives;
 
+import io.netreduce.wire.ina.InaHeader;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netreduce.host.MessagePlan;
+import io.netreduce.collectives.algorithm.MessagePlan;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.Random;
@@ -96,7 +98,7 @@ class OutOfPlaceTest {
             }
 
             Communicator c = g.comms.get(0);
-            FloatBuffer whole = ByteBuffer.allocateDirect(4 * 2 * n).order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+            FloatBuffer whole = ByteBuffer.allocateDirect(4 * 2 * n).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
             FloatBuffer in = whole.duplicate().position(0).limit(n);
             FloatBuffer out = whole.duplicate().position(n / 2).limit(n / 2 + n);
             IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class, () -> c.allReduce(in, out));

@@ -1,6 +1,8 @@
 package io.netreduce.collectives;
 
-import io.netreduce.host.MessagePlan;
+import io.netreduce.wire.ina.InaHeader;
+
+import io.netreduce.collectives.algorithm.MessagePlan;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -24,10 +26,10 @@ public final class Tensors {
     public static FloatBuffer make(Kind kind, float[] values) {
         int n = values.length;
         FloatBuffer whole = switch (kind) {
-            case DIRECT -> ByteBuffer.allocateDirect((n + 5) * 4).order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+            case DIRECT -> ByteBuffer.allocateDirect((n + 5) * 4).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
             case HEAP -> FloatBuffer.allocate(n + 5);
             case DIRECT_OTHER_ORDER -> ByteBuffer.allocateDirect((n + 5) * 4)
-                    .order(MessagePlan.PAYLOAD_ORDER == ByteOrder.BIG_ENDIAN ? ByteOrder.LITTLE_ENDIAN
+                    .order(InaHeader.PAYLOAD_ORDER == ByteOrder.BIG_ENDIAN ? ByteOrder.LITTLE_ENDIAN
                             : ByteOrder.BIG_ENDIAN).asFloatBuffer();
         };
         whole.put(0, 42f).put(1, 42f).put(2, 42f);

@@ -1,6 +1,6 @@
 package io.netreduce.collectives;
 
-import io.netreduce.host.inproc.InprocSwitch;
+import io.netreduce.testkit.inproc.InprocSwitch;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,7 +1,8 @@
 package io.netreduce.netswitch;
 
 import io.netreduce.netswitch.engine.ConnectionSpec;
-import io.netreduce.netswitch.engine.RingConfig;
+import io.netreduce.wire.control.ConnectionEntry;
+import io.netreduce.wire.control.ControlJson;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -9,7 +10,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
 import java.time.Duration;
 
 /** Talks to a running switch's control plane over real HTTP, as curl would. */
@@ -32,30 +34,15 @@ public final class ControlClient {
         }
     }
 
-    /** JSON for creating a ring with all of a fixture's connections. */
+    /** JSON for creating a ring with all of a fixture's connections, as any client writes it. */
     public static String ringJson(RingFixture f) {
-        RingConfig c = f.config;
-        StringBuilder s = new StringBuilder();
-        s.append("{\"ringId\":").append(Integer.toUnsignedLong(c.ringId()))
-                .append(",\"ranks\":").append(c.ranks())
-                .append(",\"window\":").append(c.window())
-                .append(",\"messagePayloadLength\":").append(c.messagePayloadLength())
-                .append(",\"mtu\":").append(c.mtu())
-                .append(",\"dtype\":\"").append(c.dtypeName()).append('"')
-                .append(",\"byteOrder\":\"").append(c.byteOrder() == ByteOrder.LITTLE_ENDIAN ? "little" : "big")
-                .append("\",\"connections\":[");
-        for (int r = 0; r < c.ranks(); r++) {
+        List<ConnectionEntry> connections = new ArrayList<>();
+        for (int r = 0; r < f.config.ranks(); r++) {
             ConnectionSpec k = f.connection(r);
-            if (r > 0) {
-                s.append(',');
-            }
-            s.append("{\"rank\":").append(r)
-                    .append(",\"src\":\"").append(ConnectionSpec.ipString(k.srcIp())).append(':').append(k.srcPort())
-                    .append("\",\"srcQpn\":").append(k.srcQpn())
-                    .append(",\"dst\":\"").append(ConnectionSpec.ipString(k.dstIp())).append(':').append(k.dstPort())
-                    .append("\",\"dstQpn\":").append(k.dstQpn()).append('}');
+            connections.add(new ConnectionEntry(r, new InetSocketAddress(ConnectionSpec.ipString(k.srcIp()), k.srcPort()),
+                    k.srcQpn(), new InetSocketAddress(ConnectionSpec.ipString(k.dstIp()), k.dstPort()), k.dstQpn()));
         }
-        return s.append("]}").toString();
+        return ControlJson.createRing(f.config.spec(), connections);
     }
 
     /** Value of an unlabelled metric, or of {@code name{labels}} in a /metrics page. */

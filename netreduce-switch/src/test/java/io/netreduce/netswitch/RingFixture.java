@@ -1,14 +1,15 @@
 package io.netreduce.netswitch;
 
+import io.netreduce.wire.roce.RoceAddressing;
+
 import io.netreduce.netswitch.engine.ConnectionSpec;
-import io.netreduce.netswitch.engine.IcrcAddressing;
 import io.netreduce.netswitch.engine.RingConfig;
-import io.netreduce.verbs.roce.Bth;
-import io.netreduce.verbs.roce.Icrc;
-import io.netreduce.verbs.roce.InaHeader;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.Psn;
-import io.netreduce.verbs.roce.RoceFrame;
+import io.netreduce.wire.roce.Bth;
+import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.ina.InaHeader;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.Psn;
+import io.netreduce.wire.roce.RoceFrame;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -132,13 +133,13 @@ public final class RingFixture {
     /** Recomputes the ICRC of a datagram on rank r's connection after the test edited it. */
     public void sign(int r, ByteBuffer d) {
         int s = successor(r);
-        icrc.get().write(ip[r], ip[s], IcrcAddressing.sourcePort(qpnNext[r]), port[s], d, 0, d.capacity());
+        icrc.get().write(ip[r], ip[s], RoceAddressing.sourcePort(qpnNext[r]), port[s], d, 0, d.capacity());
     }
 
     /** True if a datagram delivered to rank {@code receiver} carries a valid ICRC for its connection. */
     public boolean verifyAtReceiver(int receiver, ByteBuffer d, int length) {
         int sender = (receiver + ranks() - 1) % ranks();
-        return icrc.get().verify(ip[sender], ip[receiver], IcrcAddressing.sourcePort(qpnNext[sender]), port[receiver], d, 0, length);
+        return icrc.get().verify(ip[sender], ip[receiver], RoceAddressing.sourcePort(qpnNext[sender]), port[receiver], d, 0, length);
     }
 
     /** Rank index of a host address, or -1. */

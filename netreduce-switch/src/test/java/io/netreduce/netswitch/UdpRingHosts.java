@@ -1,6 +1,6 @@
 package io.netreduce.netswitch;
 
-import io.netreduce.verbs.roce.Psn;
+import io.netreduce.wire.roce.Psn;
 
 import java.io.IOException;
 import java.net.InetAddress;

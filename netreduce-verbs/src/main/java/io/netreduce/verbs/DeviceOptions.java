@@ -1,5 +1,6 @@
 package io.netreduce.verbs;
 
+import io.netreduce.wire.roce.RoceAddressing;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -14,9 +15,6 @@ import java.util.Objects;
  * provider-specific properties. Immutable; build with {@link #builder()}.
  */
 public final class DeviceOptions {
-    /** The RoCEv2 UDP destination port (IANA "roce"). */
-    public static final int ROCE_PORT = 4791;
-
     private final InetAddress localAddress;
     private final int port;
     private final InetSocketAddress gateway;
@@ -61,7 +59,7 @@ public final class DeviceOptions {
 
     public static final class Builder {
         private InetAddress localAddress = InetAddress.getLoopbackAddress();
-        private int port = ROCE_PORT;
+        private int port = RoceAddressing.UDP_PORT;
         private InetSocketAddress gateway;
         private FaultPlan egressFaults = FaultPlan.NONE;
         private FaultPlan ingressFaults = FaultPlan.NONE;

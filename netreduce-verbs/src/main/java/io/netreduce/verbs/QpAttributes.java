@@ -1,5 +1,6 @@
 package io.netreduce.verbs;
 
+import io.netreduce.wire.roce.PathMtu;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -9,8 +10,6 @@ import java.util.Objects;
  * RNR retry counts, minimum RNR timer). Immutable; build with {@link #builder}.
  */
 public final class QpAttributes {
-    /** The valid RoCE path MTUs. */
-    public static final int[] PATH_MTUS = {256, 512, 1024, 2048, 4096};
     /** Retry count value meaning "retry forever" (for RNR retries, as in ibverbs). */
     public static final int INFINITE_RETRY = 7;
 
@@ -32,7 +31,7 @@ public final class QpAttributes {
         this.maxSendWr = positive(b.maxSendWr, "maxSendWr");
         this.maxRecvWr = positive(b.maxRecvWr, "maxRecvWr");
         this.maxSge = positive(b.maxSge, "maxSge");
-        this.mtu = checkMtu(b.mtu);
+        this.mtu = PathMtu.check(b.mtu);
         this.ackTimeout = Objects.requireNonNull(b.ackTimeout, "ackTimeout");
         if (b.ackTimeout.isNegative() || b.ackTimeout.isZero()) {
             throw new IllegalArgumentException("ackTimeout must be positive: " + b.ackTimeout);
@@ -48,16 +47,6 @@ public final class QpAttributes {
 
     public static Builder builder(CompletionQueue sendCq, CompletionQueue recvCq) {
         return new Builder(sendCq, recvCq);
-    }
-
-    /** Throws unless {@code mtu} is one of {@link #PATH_MTUS}. */
-    public static int checkMtu(int mtu) {
-        for (int m : PATH_MTUS) {
-            if (m == mtu) {
-                return mtu;
-            }
-        }
-        throw new IllegalArgumentException("path MTU must be 256, 512, 1024, 2048 or 4096, not " + mtu);
     }
 
     private static int positive(int v, String what) {

@@ -1,7 +1,9 @@
 package io.netreduce.cli.allreduce;
 
+import io.netreduce.wire.ina.InaHeader;
+
 import io.netreduce.collectives.Communicator;
-import io.netreduce.host.MessagePlan;
+import io.netreduce.collectives.algorithm.MessagePlan;
 import io.netreduce.verbs.Counter;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
@@ -31,8 +33,8 @@ public final class WorkerLoop {
         this.workload = workload;
         this.results = results;
         int maxBytes = (int) workload.maxSize();
-        this.input = ByteBuffer.allocateDirect(maxBytes).order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
-        this.output = ByteBuffer.allocateDirect(maxBytes).order(MessagePlan.PAYLOAD_ORDER).asFloatBuffer();
+        this.input = ByteBuffer.allocateDirect(maxBytes).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
+        this.output = ByteBuffer.allocateDirect(maxBytes).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
     }
 
     /** Runs every size with the communicator's algorithm, reporting under {@code algorithm}. */

@@ -116,7 +116,7 @@ abstract class ProbeTestCommand implements Callable<Integer> {
                     ExitCode.USAGE, null);
         }
         try {
-            io.netreduce.verbs.QpAttributes.checkMtu(mtu);
+            io.netreduce.wire.roce.PathMtu.check(mtu);
         } catch (IllegalArgumentException e) {
             throw new CliException("--mtu: " + e.getMessage(), ExitCode.USAGE, e);
         }

@@ -5,7 +5,7 @@ import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
 import io.netreduce.netswitch.engine.RingConfig;
 import io.netreduce.netswitch.engine.SwitchCounters;
-import io.netreduce.verbs.roce.Ipv4UdpHeader;
+import io.netreduce.wire.roce.Ipv4UdpHeader;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;

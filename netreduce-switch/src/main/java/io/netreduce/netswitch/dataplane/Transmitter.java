@@ -1,5 +1,7 @@
 package io.netreduce.netswitch.dataplane;
 
+import io.netreduce.wire.udp.GsoLimits;
+
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
 import io.netreduce.netswitch.engine.SwitchCounters;
@@ -34,10 +36,6 @@ import org.slf4j.LoggerFactory;
  * output is dropped and counted as {@code send_failed}. Data-plane thread only.
  */
 final class Transmitter {
-    /** The kernel's limit on one UDP datagram, which a GSO super-datagram is. */
-    static final int MAX_GSO_BYTES = 65_000;
-    /** UDP_MAX_SEGMENTS is 64 on older kernels. */
-    static final int MAX_GSO_SEGMENTS = 64;
 
     private static final Logger LOG = LoggerFactory.getLogger(Transmitter.class);
 
@@ -49,7 +47,7 @@ final class Transmitter {
     /** Per datagram of the batch being queued: already part of a run. */
     private boolean[] taken = new boolean[0];
     /** Indices of the run being built. */
-    private int[] run = new int[MAX_GSO_SEGMENTS];
+    private int[] run = new int[GsoLimits.MAX_SEGMENTS];
     private boolean dirty;
     private volatile long writes;
     /** Counts a write the kernel refused (a GSO run counts once: the packets are not known here). */
@@ -60,7 +58,7 @@ final class Transmitter {
         this.channel = channel;
         this.allocator = allocator;
         this.counters = counters;
-        this.maxSegments = gso ? MAX_GSO_SEGMENTS : 1;
+        this.maxSegments = gso ? GsoLimits.MAX_SEGMENTS : 1;
         this.onWritten = f -> {
             if (!f.isSuccess()) {
                 counters.recordDrop(DropReason.SEND_FAILED);
@@ -96,7 +94,8 @@ final class Transmitter {
                 }
                 taken[i] = true;
                 int length = out.length(i);
-                if (runLength > 0 && (length > segment || runLength == maxSegments || bytes + length > MAX_GSO_BYTES)) {
+                if (runLength > 0 && (length > segment || runLength == maxSegments
+                        || !GsoLimits.fits(runLength, bytes, length))) {
                     send(out, runLength, segment, bytes, to);
                     runLength = 0;
                 }

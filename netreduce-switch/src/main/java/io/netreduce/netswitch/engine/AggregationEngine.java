@@ -1,8 +1,8 @@
 package io.netreduce.netswitch.engine;
 
-import io.netreduce.verbs.roce.FrameError;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.RoceFrame;
+import io.netreduce.wire.roce.FrameError;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.RoceFrame;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

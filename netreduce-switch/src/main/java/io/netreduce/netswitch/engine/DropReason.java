@@ -1,6 +1,6 @@
 package io.netreduce.netswitch.engine;
 
-import io.netreduce.verbs.roce.FrameError;
+import io.netreduce.wire.roce.FrameError;
 
 /** Why the switch dropped a datagram; each has its own counter ({@code drops_total{reason}}). */
 public enum DropReason {

@@ -1,6 +1,8 @@
 package io.netreduce.netswitch.engine;
 
-import io.netreduce.verbs.roce.Icrc;
+import io.netreduce.wire.roce.IcrcTemplate;
+
+import io.netreduce.wire.roce.Icrc;
 
 import java.nio.ByteBuffer;
 
@@ -10,7 +12,7 @@ import java.nio.ByteBuffer;
  * recomputed ICRC over that connection's canonical header. Owned by the datapath thread.
  */
 final class Emitter {
-    private final CanonicalIcrc icrc = new CanonicalIcrc();
+    private final IcrcTemplate icrc = new IcrcTemplate();
     private final SwitchCounters counters;
     private OutputBatch out;
     private ByteBuffer in;

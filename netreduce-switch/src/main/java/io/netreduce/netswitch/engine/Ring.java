@@ -1,10 +1,10 @@
 package io.netreduce.netswitch.engine;
 
-import io.netreduce.verbs.roce.Bth;
-import io.netreduce.verbs.roce.InaHeader;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.Psn;
-import io.netreduce.verbs.roce.RoceFrame;
+import io.netreduce.wire.roce.Bth;
+import io.netreduce.wire.ina.InaHeader;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.Psn;
+import io.netreduce.wire.roce.RoceFrame;
 
 import java.nio.ByteBuffer;
 

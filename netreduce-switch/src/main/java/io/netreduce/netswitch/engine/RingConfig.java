@@ -1,8 +1,10 @@
 package io.netreduce.netswitch.engine;
 
-import io.netreduce.verbs.QpAttributes;
-import io.netreduce.verbs.roce.InaHeader;
+import io.netreduce.wire.roce.PathMtu;
 
+import io.netreduce.wire.ina.InaHeader;
+
+import io.netreduce.wire.control.RingSpec;
 import java.nio.ByteOrder;
 import java.util.Objects;
 
@@ -34,7 +36,7 @@ public record RingConfig(int ringId, int ranks, int window, int messagePayloadLe
         if (window < 1 || window > MAX_WINDOW) {
             throw new IllegalArgumentException("window must be in [1, " + MAX_WINDOW + "]: " + window);
         }
-        QpAttributes.checkMtu(mtu);
+        PathMtu.check(mtu);
         if (messagePayloadLength <= 0 || messagePayloadLength % 4 != 0) {
             throw new IllegalArgumentException(
                     "message payload length must be a positive multiple of 4 bytes: " + messagePayloadLength);
@@ -79,6 +81,17 @@ public record RingConfig(int ringId, int ranks, int window, int messagePayloadLe
     }
 
     public String dtypeName() {
-        return dtype == InaHeader.DTYPE_FP32 ? "fp32" : "int32";
+        return InaHeader.dtypeName(dtype);
+    }
+
+    /** The switch's configuration for a ring the control plane was asked to create. */
+    public static RingConfig of(RingSpec s) {
+        return new RingConfig(s.ringId(), s.ranks(), s.window(), s.messagePayloadLength(), s.mtu(), s.dtype(),
+                s.byteOrder());
+    }
+
+    /** The control plane's view of this configuration. */
+    public RingSpec spec() {
+        return new RingSpec(ringId, ranks, window, messagePayloadLength, mtu, dtype, byteOrder);
     }
 }

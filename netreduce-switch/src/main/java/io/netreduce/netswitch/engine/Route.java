@@ -1,5 +1,8 @@
 package io.netreduce.netswitch.engine;
 
+import io.netreduce.wire.roce.IcrcTemplate;
+import io.netreduce.wire.roce.RoceAddressing;
+
 /**
  * Where a datagram that arrives from {@code (source address, DestQP)} goes, and the canonical
  * addresses its ICRC is computed over. A data route belongs to a ring connection (rank r to
@@ -14,12 +17,12 @@ public final class Route {
     /** Next hop: the receiving host's address and port. */
     final int forwardIp;
     final int forwardPort;
-    /** Canonical header of the ICRC, see {@link IcrcAddressing}. */
+    /** Canonical header of the ICRC, see {@link RoceAddressing}. */
     final int icrcSrcIp;
     final int icrcSrcPort;
     final int icrcDstIp;
     final int icrcDstPort;
-    /** Precomputed masked canonical header for {@link CanonicalIcrc}. */
+    /** Precomputed masked canonical header for {@link IcrcTemplate}. */
     final byte[] icrcTemplate;
 
     private Route(Ring ring, ConnectionSpec c, boolean data) {
@@ -31,17 +34,17 @@ public final class Route {
             forwardIp = c.dstIp();
             forwardPort = c.dstPort();
             icrcSrcIp = c.srcIp();
-            icrcSrcPort = IcrcAddressing.sourcePort(c.srcQpn());
+            icrcSrcPort = RoceAddressing.sourcePort(c.srcQpn());
             icrcDstIp = c.dstIp();
         } else {
             forwardIp = c.srcIp();
             forwardPort = c.srcPort();
             icrcSrcIp = c.dstIp();
-            icrcSrcPort = IcrcAddressing.sourcePort(c.dstQpn());
+            icrcSrcPort = RoceAddressing.sourcePort(c.dstQpn());
             icrcDstIp = c.srcIp();
         }
         icrcDstPort = forwardPort;
-        icrcTemplate = CanonicalIcrc.template(icrcSrcIp, icrcDstIp, icrcSrcPort, icrcDstPort);
+        icrcTemplate = IcrcTemplate.template(icrcSrcIp, icrcDstIp, icrcSrcPort, icrcDstPort);
     }
 
     static Route data(Ring ring, ConnectionSpec c) {

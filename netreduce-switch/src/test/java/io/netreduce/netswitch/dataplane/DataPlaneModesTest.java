@@ -6,7 +6,7 @@ import io.netreduce.netswitch.SwitchServer;
 import io.netreduce.netswitch.UdpRingHosts;
 import io.netreduce.netswitch.engine.RingConfig;
 import io.netreduce.netswitch.engine.SwitchCounters.Counter;
-import io.netreduce.verbs.roce.InaHeader;
+import io.netreduce.wire.ina.InaHeader;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

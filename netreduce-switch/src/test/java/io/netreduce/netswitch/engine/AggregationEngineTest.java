@@ -1,13 +1,15 @@
 package io.netreduce.netswitch.engine;
 
+import io.netreduce.wire.roce.RoceAddressing;
+
 import io.netreduce.netswitch.Delivered;
 import io.netreduce.netswitch.RingFixture;
-import io.netreduce.verbs.roce.Aeth;
-import io.netreduce.verbs.roce.Bth;
-import io.netreduce.verbs.roce.Icrc;
-import io.netreduce.verbs.roce.InaHeader;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.Psn;
+import io.netreduce.wire.roce.Aeth;
+import io.netreduce.wire.roce.Bth;
+import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.ina.InaHeader;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.Psn;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -489,7 +491,7 @@ class AggregationEngineTest {
         ByteBuffer ack = ByteBuffer.allocate(Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
         new Bth().wrap(ack, 0).set(Opcode.ACKNOWLEDGE, false, 0, f.qpnNext[0], false, 1234);
         new Aeth().wrap(ack, Bth.LENGTH).set(Aeth.SYNDROME_ACK, 1);
-        new Icrc().write(f.ip[1], f.ip[0], IcrcAddressing.sourcePort(f.qpnPrev[1]), 4791, ack, 0, ack.capacity());
+        new Icrc().write(f.ip[1], f.ip[0], RoceAddressing.sourcePort(f.qpnPrev[1]), 4791, ack, 0, ack.capacity());
         byte[] original = ack.array().clone();
         h.engine.process(f.ip[1], ack, 0, ack.capacity(), clear(h.out));
         assertEquals(1, h.out.size());
@@ -523,7 +525,7 @@ class AggregationEngineTest {
         ByteBuffer ack = ByteBuffer.allocate(Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
         new Bth().wrap(ack, 0).set(Opcode.ACKNOWLEDGE, false, 0, 18, false, psn0[1]);
         new Aeth().wrap(ack, Bth.LENGTH).set(Aeth.SYNDROME_ACK, 1);
-        new Icrc().write(f.ip[2], f.ip[1], IcrcAddressing.sourcePort(18), 4791, ack, 0, ack.capacity());
+        new Icrc().write(f.ip[2], f.ip[1], RoceAddressing.sourcePort(18), 4791, ack, 0, ack.capacity());
         h.engine.process(f.ip[2], ack, 0, ack.capacity(), clear(h.out));
         assertEquals(1, h.out.size(), "the ACK is forwarded, not aggregated");
         assertEquals(f.ip[1], h.out.ip(0), "to the sender of the acknowledged connection");

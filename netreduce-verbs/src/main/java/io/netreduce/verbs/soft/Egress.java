@@ -2,8 +2,9 @@ package io.netreduce.verbs.soft;
 
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Counters;
-import io.netreduce.verbs.roce.Icrc;
-import io.netreduce.verbs.roce.PcapWriter;
+import io.netreduce.wire.udp.GsoLimits;
+import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.roce.PcapWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
@@ -26,11 +27,6 @@ import java.nio.ByteBuffer;
  * then {@link #commit()}. Event-loop confined.
  */
 final class Egress {
-    /** Kernel limit on one UDP datagram, which a GSO batch is. */
-    private static final int MAX_BATCH_BYTES = 65_000;
-    /** Kernel UDP_MAX_SEGMENTS is 64 on older kernels. */
-    private static final int MAX_SEGMENTS = 64;
-
     private final Channel channel;
     private final ByteBufAllocator allocator;
     private final InetSocketAddress nextHop;
@@ -75,12 +71,12 @@ final class Egress {
     int begin(int length) {
         if (batch != null) {
             int used = segments * segmentLength;
-            if (length > segmentLength || segments == MAX_SEGMENTS || used + length > MAX_BATCH_BYTES) {
+            if (length > segmentLength || !GsoLimits.fits(segments, used, length)) {
                 closeBatch();
             }
         }
         if (batch == null) {
-            int capacity = gso ? Math.max(length, MAX_BATCH_BYTES) : length;
+            int capacity = gso ? Math.max(length, GsoLimits.MAX_BYTES) : length;
             batch = allocator.directBuffer(capacity, capacity);
             view = batch.nioBuffer(0, capacity);
             segmentLength = length;

@@ -6,13 +6,13 @@ import io.netreduce.verbs.Counters;
 import io.netreduce.verbs.ScatterGatherList;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
-import io.netreduce.verbs.roce.Aeth;
-import io.netreduce.verbs.roce.Bth;
-import io.netreduce.verbs.roce.Icrc;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.Psn;
-import io.netreduce.verbs.roce.Reth;
-import io.netreduce.verbs.roce.RoceFrame;
+import io.netreduce.wire.roce.Aeth;
+import io.netreduce.wire.roce.Bth;
+import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.Psn;
+import io.netreduce.wire.roce.Reth;
+import io.netreduce.wire.roce.RoceFrame;
 import java.nio.ByteBuffer;
 
 /**

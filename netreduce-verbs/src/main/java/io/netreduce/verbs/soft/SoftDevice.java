@@ -1,5 +1,7 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.wire.roce.RoceAddressing;
+
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.CompletionQueue;
 import io.netreduce.verbs.Counter;
@@ -9,10 +11,10 @@ import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.VerbsException;
-import io.netreduce.verbs.roce.FrameError;
-import io.netreduce.verbs.roce.Ipv4UdpHeader;
-import io.netreduce.verbs.roce.PcapWriter;
-import io.netreduce.verbs.roce.RoceFrame;
+import io.netreduce.wire.roce.FrameError;
+import io.netreduce.wire.roce.Ipv4UdpHeader;
+import io.netreduce.wire.roce.PcapWriter;
+import io.netreduce.wire.roce.RoceFrame;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -253,7 +255,7 @@ final class SoftDevice implements Device {
             if (qpn < FIRST_QPN) {
                 continue;
             }
-            int sport = SoftQueuePair.sourcePort(qpn);
+            int sport = RoceAddressing.sourcePort(qpn);
             Bootstrap b = new Bootstrap().group(loop).channel(EpollDatagramChannel.class)
                     .option(ChannelOption.ALLOCATOR, allocator)
                     .option(ChannelOption.SO_SNDBUF, SoftProperties.intProperty(options, SoftProperties.SOCKET_BUFFER,

@@ -1,5 +1,7 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.wire.roce.RoceAddressing;
+
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Counters;
@@ -14,10 +16,10 @@ import io.netreduce.verbs.SendRequest;
 import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
-import io.netreduce.verbs.roce.Icrc;
-import io.netreduce.verbs.roce.Ipv4UdpHeader;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.RoceFrame;
+import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.roce.Ipv4UdpHeader;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.RoceFrame;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import java.net.InetSocketAddress;
@@ -30,7 +32,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An RC queue pair of the soft provider. It owns a UDP socket bound to the device address
- * at its fixed source port {@link #sourcePort(int)}, from which every packet it sends
+ * at its fixed source port {@link RoceAddressing#sourcePort(int)}, from which every packet it sends
  * leaves (requests and ACKs alike). Protocol state lives in its {@link Requester} and
  * {@link Responder} and is touched only on the device's event loop; user threads hand work
  * over through the send and receive rings.
@@ -93,15 +95,6 @@ final class SoftQueuePair implements QueuePair {
         return (SoftCompletionQueue) cq;
     }
 
-    /**
-     * The UDP source port every packet of queue pair {@code qpn} leaves from:
-     * {@code 0xC000 | (qpn & 0x3FFF)}. Peers and switches derive it from the QPN alone, to
-     * rebuild the canonical header the ICRC covers (docs/protocol.md).
-     */
-    static int sourcePort(int qpn) {
-        return 0xC000 | (qpn & 0x3FFF);
-    }
-
     SoftProtectionDomain pd() {
         return pd;
     }
@@ -159,7 +152,7 @@ final class SoftQueuePair implements QueuePair {
             remotePort = remote.port();
             localIp = device.localIp();
             localPort = device.port();
-            egress = new Egress(channel, device.allocator(), nextHop, localIp, sourcePort(qpn), rip, remote.port(),
+            egress = new Egress(channel, device.allocator(), nextHop, localIp, RoceAddressing.sourcePort(qpn), rip, remote.port(),
                     device.gso(), device.egressFaults(), device.pcap(), counters, device.counters());
             requester.connect(egress, remote.qpn(), localEndpoint.initialPsn());
             responder.connect(egress, device, remote.qpn(), remote.initialPsn());
@@ -262,7 +255,7 @@ final class SoftQueuePair implements QueuePair {
             counters.increment(Counter.DROP_BAD_STATE);
             return;
         }
-        if (!icrc.verify(remoteIp, localIp, sourcePort(remoteEndpoint.qpn()), localPort, frame.buffer(),
+        if (!icrc.verify(remoteIp, localIp, RoceAddressing.sourcePort(remoteEndpoint.qpn()), localPort, frame.buffer(),
                 frame.offset(), frame.length())) {
             counters.increment(Counter.DROP_BAD_ICRC);
             return;

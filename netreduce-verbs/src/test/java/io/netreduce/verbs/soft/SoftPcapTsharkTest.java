@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.netreduce.verbs.DeviceOptions;
-import io.netreduce.verbs.roce.Icrc;
-import io.netreduce.verbs.roce.Opcode;
-import io.netreduce.verbs.roce.PcapWriter;
+import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.PcapWriter;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,5 +1,7 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.wire.roce.RoceAddressing;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -214,9 +216,9 @@ class SoftReliabilityTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void gatewayRelaysEveryDatagramAndIcrcStillVerifies() throws Exception {
         InetAddress ga = InetAddress.getByName("127.0.32.20");
-        InetSocketAddress aAddr = new InetSocketAddress("127.0.32.21", DeviceOptions.ROCE_PORT);
-        InetSocketAddress bAddr = new InetSocketAddress("127.0.32.22", DeviceOptions.ROCE_PORT);
-        DatagramSocket relay = new DatagramSocket(new InetSocketAddress(ga, DeviceOptions.ROCE_PORT));
+        InetSocketAddress aAddr = new InetSocketAddress("127.0.32.21", RoceAddressing.UDP_PORT);
+        InetSocketAddress bAddr = new InetSocketAddress("127.0.32.22", RoceAddressing.UDP_PORT);
+        DatagramSocket relay = new DatagramSocket(new InetSocketAddress(ga, RoceAddressing.UDP_PORT));
         relay.setSoTimeout(50);
         closeables.add(relay);
         AtomicLong forwarded = new AtomicLong();
@@ -242,7 +244,7 @@ class SoftReliabilityTest {
         t.setDaemon(true);
         t.start();
         closeables.add(() -> t.join(2000));
-        InetSocketAddress gw = new InetSocketAddress(ga, DeviceOptions.ROCE_PORT);
+        InetSocketAddress gw = new InetSocketAddress(ga, RoceAddressing.UDP_PORT);
         pair = new SoftPair(host("127.0.32.21").gateway(gw), host("127.0.32.22").gateway(gw),
                 q -> q.ackTimeout(Duration.ofMillis(300)));
         Transfer tr = new Transfer(pair, 23, 4000);
@@ -257,7 +259,7 @@ class SoftReliabilityTest {
     void devicesCountMalformedAndUnknownQueuePairDatagrams() throws Exception {
         pair = new SoftPair(host("127.0.32.23"), host("127.0.32.24"), q -> q);
         try (DatagramSocket raw = new DatagramSocket(new InetSocketAddress("127.0.32.25", 0xC100))) {
-            InetSocketAddress to = new InetSocketAddress("127.0.32.24", DeviceOptions.ROCE_PORT);
+            InetSocketAddress to = new InetSocketAddress("127.0.32.24", RoceAddressing.UDP_PORT);
             raw.send(new DatagramPacket(new byte[] {1, 2, 3}, 3, to));
             byte[] ack = new byte[20];
             ack[0] = 0x11;
@@ -295,7 +297,7 @@ class SoftReliabilityTest {
         VerbsException notConnected = assertThrows(VerbsException.class, () -> qp.postSend(s));
         assertTrue(notConnected.getMessage().contains("not connected"), notConnected.getMessage());
         assertNotNull(qp.localEndpoint());
-        assertEquals(SoftQueuePair.sourcePort(qp.qpn()) & 0xC000, 0xC000);
+        assertEquals(RoceAddressing.sourcePort(qp.qpn()) & RoceAddressing.SOURCE_PORT_BASE, RoceAddressing.SOURCE_PORT_BASE);
         assertThrows(VerbsException.class, () -> new SoftPair.Host(host("127.0.32.26").build()),
                 "a second device on the same address and port cannot bind");
         assertThrows(IllegalArgumentException.class, () -> QpAttributes.builder(h.sendCq, h.recvCq).mtu(1000).build());

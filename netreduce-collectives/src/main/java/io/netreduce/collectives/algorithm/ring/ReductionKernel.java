@@ -1,0 +1,135 @@
+package io.netreduce.collectives.algorithm.ring;
+
+import io.netreduce.collectives.RankJvmOptions;
+import io.netreduce.collectives.ReduceOp;
+import com.sun.management.HotSpotDiagnosticMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ring's inner loop: {@code out[i] = received[i] op local[i]} over float32 elements of
+ * direct buffers (the staging ring, the input tensor and the output tensor of one
+ * operation). At P = 2 this sum is about a tenth of an all-reduce's CPU and sits on its
+ * critical path (each summed message is forwarded next), so its speed shows directly in
+ * busbw.
+ *
+ * <p>Two implementations: {@link VectorReductionKernel} uses the JDK's Vector API and runs
+ * about twice as fast as the other, but that API is an incubator module in Java 17, present
+ * only when the JVM was started with {@code --add-modules jdk.incubator.vector}; otherwise
+ * {@link ArrayReductionKernel} sums through small heap arrays, the one loop shape C2
+ * vectorises by itself. Both give the same bits: each element is one IEEE operation on the
+ * same two operands.
+ *
+ * <p>One instance per ring (it keeps per-operation views and scratch blocks); not
+ * thread-safe.
+ */
+abstract class ReductionKernel {
+    static final String VECTOR_MODULE = RankJvmOptions.VECTOR_MODULE;
+    /** System property: {@code false} keeps the array kernel even where the module is present. */
+    static final String VECTOR_PROPERTY = "netreduce.vectorSum";
+    private static final Logger LOG = LoggerFactory.getLogger(ReductionKernel.class);
+
+    /**
+     * The choice, made once. A holder of its own rather than a static field of this class:
+     * making it loads {@link VectorReductionKernel}, whose initialisation needs this class
+     * initialised first, so it must not run inside this class's own initialiser.
+     */
+    private static final class Choice {
+        static final boolean VECTOR = vectorUsable(System.getProperty(VECTOR_PROPERTY),
+                ModuleLayer.boot().findModule(VECTOR_MODULE).isPresent(), c2Problem());
+    }
+
+    /** The fastest kernel this JVM can run. */
+    static ReductionKernel create() {
+        return Choice.VECTOR ? new VectorReductionKernel() : new ArrayReductionKernel();
+    }
+
+    /**
+     * True if the Vector API module is in this JVM's boot layer, C2 compiles it, its kernel
+     * loads and {@value #VECTOR_PROPERTY} is not {@code false}.
+     */
+    static boolean vectorAvailable() {
+        return Choice.VECTOR;
+    }
+
+    /**
+     * Why HotSpot's C2, the compiler that turns Vector API calls into SIMD instructions,
+     * will not compile the kernel here, or null if it will (or this is not a HotSpot VM we
+     * can ask). Without C2 every vector operation is a boxed object: measured with C1
+     * alone, 185 ms per 32 MiB against 11 ms through heap arrays.
+     */
+    static String c2Problem() {
+        if (System.getProperty("java.vm.info", "").contains("interpreted")) {
+            return "the JVM runs interpreted only (-Xint)";
+        }
+        try {
+            var vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            if (vm == null) {
+                return null;
+            }
+            if (Boolean.parseBoolean(option(vm, "UseJVMCICompiler", "false"))) {
+                return "a JVMCI compiler (Graal) replaces C2";
+            }
+            if (Boolean.parseBoolean(option(vm, "TieredCompilation", "true"))
+                    && Integer.parseInt(option(vm, "TieredStopAtLevel", "4")) < 4) {
+                return "-XX:TieredStopAtLevel=" + option(vm, "TieredStopAtLevel", "4") + " stops before C2";
+            }
+            return null;
+        } catch (RuntimeException | LinkageError e) {
+            return null; // no jdk.management here: assume the usual HotSpot server VM
+        }
+    }
+
+    private static String option(HotSpotDiagnosticMXBean vm, String name, String absent) {
+        try {
+            return vm.getVMOption(name).getValue();
+        } catch (IllegalArgumentException e) {
+            return absent; // this VM has no such option
+        }
+    }
+
+    /**
+     * Whether to sum with the Vector API, given the property's value (null if unset), the
+     * module's presence and {@link #c2Problem()}.
+     */
+    static boolean vectorUsable(String property, boolean modulePresent, String c2Problem) {
+        if (property != null && !Boolean.parseBoolean(property)) {
+            LOG.debug("float reduction through heap arrays: {}=false", VECTOR_PROPERTY);
+            return false;
+        }
+        if (!modulePresent) {
+            // INFO, once per process: the ring's sum runs at half speed, and one JVM option fixes it.
+            LOG.info("ring sums through heap arrays: start the JVM with --add-modules {} for the Vector API sum "
+                    + "(about twice as fast)", VECTOR_MODULE);
+            return false;
+        }
+        if (c2Problem != null) {
+            LOG.info("ring sums through heap arrays although module {} is present: {}, and the Vector API is "
+                    + "many times slower than heap arrays without C2", VECTOR_MODULE, c2Problem);
+            return false;
+        }
+        try {
+            LOG.debug("float reduction with the Vector API, {}", VectorReductionKernel.describe());
+            return true;
+        } catch (LinkageError e) {
+            LOG.warn("module {} is present but its kernel does not load ({}); summing through heap arrays",
+                    VECTOR_MODULE, e.toString());
+            return false;
+        }
+    }
+
+    /**
+     * Binds one operation's buffers: element {@code i} of each is the float32 at byte
+     * {@code 4i} in {@link io.netreduce.wire.ina.InaHeader#PAYLOAD_ORDER}. {@code local} and
+     * {@code out} are the same buffer for an in-place operation.
+     */
+    abstract void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out);
+
+    /**
+     * {@code out[o + i] = received[r + i] op local[l + i]} for {@code i < count}; SUM and AVG
+     * add (AVG divides once the ring is done).
+     */
+    abstract void apply(ReduceOp op, int r, int l, int o, int count);
+}

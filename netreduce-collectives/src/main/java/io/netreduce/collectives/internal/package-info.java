@@ -1,2 +1,0 @@
-/** Implementation of the built-in backends: setup, algorithms, memory; not a public API. */
-package io.netreduce.collectives.internal;

@@ -1,0 +1,55 @@
+package io.netreduce.testkit.inproc;
+
+import io.netreduce.verbs.Device;
+import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.VerbsProvider;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A test-scope verbs provider ("inproc") whose devices live in one JVM and move messages
+ * by copying between registered buffers at post time: a reliable, in-order RC model with no
+ * wire. A send to a peer with no receive posted waits for one (as infinite RNR retry does);
+ * a send to a closed peer fails with RETRY_EXC_ERR (as a dead peer does). A copy onto the
+ * same bytes is skipped, so a queue pair connected to itself running an in-place operation
+ * "completes instantly": the host-cost benchmark uses that. A device whose gateway is an
+ * {@link InprocSwitch} sends through it.
+ */
+public final class InprocProvider implements VerbsProvider {
+    public static final String NAME = "inproc";
+
+    static final ConcurrentHashMap<InetSocketAddress, InprocDevice> DEVICES = new ConcurrentHashMap<>();
+    private static final AtomicInteger NEXT_PORT = new AtomicInteger(20000);
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String description() {
+        return "in-process test transport (copies between registered buffers)";
+    }
+
+    @Override
+    public String unavailableReason() {
+        return null;
+    }
+
+    @Override
+    public Device open(DeviceOptions options) {
+        int port = options.port() == 0 ? NEXT_PORT.incrementAndGet() : options.port();
+        InetSocketAddress address = new InetSocketAddress(options.localAddress(), port);
+        InprocDevice device = new InprocDevice(options, address);
+        if (DEVICES.putIfAbsent(address, device) != null) {
+            throw new VerbsException("inproc device address already in use: " + address);
+        }
+        return device;
+    }
+
+    static InprocDevice device(InetSocketAddress address) {
+        return DEVICES.get(address);
+    }
+}
