@@ -6,6 +6,7 @@ import io.netreduce.cli.allreduce.MeteredVerbsProvider;
 import io.netreduce.cli.allreduce.Progress;
 import io.netreduce.cli.allreduce.RankResult;
 import io.netreduce.cli.allreduce.Results;
+import io.netreduce.cli.allreduce.RunChecks;
 import io.netreduce.cli.allreduce.Row;
 import io.netreduce.cli.allreduce.Tables;
 import io.netreduce.cli.allreduce.WorkerLoop;
@@ -169,10 +170,7 @@ final class BenchRunner {
     }
 
     private Workload workload() {
-        if (!o.algorithm.equals("netreduce") && !o.algorithm.equals("ring")) {
-            throw new CliException("--algorithm: unknown algorithm '" + o.algorithm + "' (netreduce, ring)",
-                    ExitCode.USAGE, null);
-        }
+        RunChecks.check(List.of(o.algorithm), o.transport, 0);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
             List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);

@@ -4,6 +4,7 @@ import io.netreduce.cli.allreduce.LocalCluster;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.Progress;
 import io.netreduce.cli.allreduce.Results;
+import io.netreduce.cli.allreduce.RunChecks;
 import io.netreduce.cli.allreduce.Row;
 import io.netreduce.cli.allreduce.Tables;
 import io.netreduce.cli.allreduce.Workload;
@@ -110,19 +111,10 @@ final class DemoRunner {
         if (o.ranks < 1) {
             throw new CliException("--ranks must be at least 1", ExitCode.USAGE, null);
         }
-        for (String a : o.algorithms) {
-            if (!a.equals("netreduce") && !a.equals("ring")) {
-                throw new CliException("--algorithms: unknown algorithm '" + a + "' (netreduce, ring)", ExitCode.USAGE,
-                        null);
-            }
-        }
         if (!(o.loss >= 0 && o.loss < 1)) {
             throw new CliException("--loss must be in [0, 1): " + o.loss, ExitCode.USAGE, null);
         }
-        if (o.loss > 0 && !o.transport.equals("soft")) {
-            throw new CliException("--loss needs --transport soft: '" + o.transport + "' carries no packets of "
-                    + "its own to drop", ExitCode.USAGE, null);
-        }
+        RunChecks.check(o.algorithms, o.transport, o.loss);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
             return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, true, false, true);

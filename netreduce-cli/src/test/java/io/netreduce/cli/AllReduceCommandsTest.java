@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netreduce.verbs.Verbs;
+import io.netreduce.verbs.Capability;
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.tcp.TcpVerbsProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,10 +30,16 @@ class AllReduceCommandsTest {
     private static final long[] LOSS_SIZES = {4096, 1 << 20};
 
     /** The soft RoCEv2 provider when it is on the class path (the switch needs it), else tcp. */
+    /** The first transport that can run here and carry in-network aggregation, else tcp (always there). */
     static String transport() {
-        List<String> names = Verbs.providers().stream().filter(p -> p.unavailableReason() == null)
-                .map(VerbsProvider::name).toList();
-        return names.contains("soft") ? "soft" : "tcp";
+        return Verbs.providers().stream().filter(p -> p.unavailableReason() == null)
+                .filter(p -> p.capabilities().has(Capability.ROCE_V2_FRAMES)
+                        && p.capabilities().has(Capability.INJECTED_FAULTS))
+                .map(VerbsProvider::name).findFirst().orElse(TcpVerbsProvider.NAME);
+    }
+
+    static TransportCapabilities capabilities() {
+        return Verbs.provider(transport()).capabilities();
     }
 
     /**
@@ -39,7 +48,7 @@ class AllReduceCommandsTest {
      */
     static List<String> algorithms() {
         List<String> wanted = List.of(System.getProperty("netreduce.cli.test.algorithms", "netreduce,ring").split(","));
-        return transport().equals("soft") ? wanted : List.of("ring");
+        return capabilities().has(Capability.ROCE_V2_FRAMES) ? wanted : List.of("ring");
     }
 
     @Test
@@ -77,6 +86,31 @@ class AllReduceCommandsTest {
         assertTrue(run.stderr.contains("--loss"), run.describe());
     }
 
+    /**
+     * The tcp transport carries no RoCEv2 packets, so no switch can aggregate them: the demo
+     * refuses netreduce before it starts anything, in one line that says what to run
+     * instead, and never prints a sum (once it printed 523,872 wrong elements here).
+     */
+    @Test
+    void demoOverTcpRefusesNetreduceInOneLineAndNeverPrintsAWrongSum() throws Exception {
+        CliRun run = CliRun.run(T, "demo", "--transport", "tcp", "--ranks", "2", "--sizes", "1M");
+        run.assertExit(ExitCode.USAGE);
+        assertEquals(1, run.stderr.lines().count(), run.describe());
+        for (String w : new String[] {"netreduce", "'tcp'", "RoCEv2", "--algorithms ring"}) {
+            assertTrue(run.stderr.contains(w), "should name " + w + ": " + run.describe());
+        }
+        assertFalse(run.stdout.contains("WRONG") || run.stderr.contains("WRONG"), run.describe());
+        run.assertNothingLeftBehind();
+    }
+
+    @Test
+    void benchRefusesNetreduceOverTcpToo() {
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "netreduce", "--transport", "tcp",
+                "-b", "4K", "-e", "4K");
+        run.assertExit(ExitCode.USAGE);
+        assertTrue(run.stderr.contains("'tcp'") && run.stderr.contains("RoCEv2"), run.describe());
+    }
+
     private static void assertRetransmitted(JsonNode doc) {
         for (String algorithm : algorithms()) {
             long retransmitted = 0;
@@ -90,8 +124,8 @@ class AllReduceCommandsTest {
     }
 
     private static void assumeSoft() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(transport().equals("soft"),
-                "injected loss needs the soft provider, which is not on the class path");
+        org.junit.jupiter.api.Assumptions.assumeTrue(capabilities().has(Capability.INJECTED_FAULTS),
+                "injected loss needs a transport that injects faults; " + transport() + " does not");
     }
 
     private JsonNode demo(int ranks, String... extra) throws Exception {

@@ -3,8 +3,12 @@ package io.netreduce.collectives;
 import io.netreduce.collectives.engine.GroupCommunicator;
 import io.netreduce.collectives.rendezvous.StoreServer;
 import io.netreduce.collectives.spi.CommunicatorProvider;
+import io.netreduce.wire.ina.InaHeader;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
@@ -15,7 +19,19 @@ import java.util.concurrent.Future;
 
 /** Entry point: opens communicators through the backends found by {@link ServiceLoader}. */
 public final class Collectives {
+    /**
+     * The byte order tensors travel in (little-endian, the wire's payload order): a direct
+     * buffer in this order is registered once and used in place; any other buffer is staged
+     * through registered memory, which costs a copy each way.
+     */
+    public static final ByteOrder TENSOR_ORDER = InaHeader.PAYLOAD_ORDER;
+
     private Collectives() {
+    }
+
+    /** A tensor of {@code elements} floats that every algorithm uses in place (direct, {@link #TENSOR_ORDER}). */
+    public static FloatBuffer allocateTensor(int elements) {
+        return ByteBuffer.allocateDirect(Math.multiplyExact(elements, Float.BYTES)).order(TENSOR_ORDER).asFloatBuffer();
     }
 
     /** Every backend on the class path. */

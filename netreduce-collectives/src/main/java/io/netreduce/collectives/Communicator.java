@@ -10,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Tensors are the {@code remaining()} elements of a {@link FloatBuffer} (from its
  * position to its limit); position and limit are left unchanged. A direct buffer in
- * {@link io.netreduce.collectives.algorithm.MessagePlan#PAYLOAD_ORDER} (little-endian) is registered once and
+ * {@link Collectives#TENSOR_ORDER} (little-endian) is registered once and
  * used in place, without copies; any other buffer (heap, or the other byte order) is staged
  * through registered memory. A buffer must not be touched while an operation on it runs.
  *
@@ -25,7 +25,11 @@ public interface Communicator extends AutoCloseable {
 
     int size();
 
-    /** The algorithm actually in use: "netreduce" or "ring" (after any fallback). */
+    /**
+     * The algorithm that runs: its name ("netreduce", "ring"), followed, if it is a fallback
+     * the configuration allowed, by why the requested one could not run, e.g.
+     * {@code ring (fallback from netreduce: no switch is configured ...)}.
+     */
     String algorithm();
 
     /** The verbs provider (transport) in use, e.g. "soft" or "tcp". */
@@ -93,6 +97,13 @@ public interface Communicator extends AutoCloseable {
 
     /** Returns when every rank has called it. */
     void barrier();
+
+    /**
+     * A snapshot of this rank's counters (collectives run by kind, wire bytes and packets,
+     * retransmissions, time waiting, errors), to log or export
+     * ({@link CommunicatorCounters#toPrometheus()}). Cheap; safe from any thread.
+     */
+    CommunicatorCounters counters();
 
     /** Leaves the group: releases registered memory, queue pairs and the rendezvous connection. */
     @Override

@@ -6,7 +6,9 @@ import io.netreduce.wire.roce.PathMtu;
 import io.netreduce.wire.roce.RoceAddressing;
 
 import io.netreduce.collectives.algorithm.MessagePlan;
-import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.collectives.algorithm.Algorithms;
+import io.netreduce.collectives.algorithm.netreduce.NetReduceAlgorithm;
+import io.netreduce.collectives.algorithm.ring.RingAlgorithm;
 import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.QpAttributes;
 import java.net.InetSocketAddress;
@@ -24,8 +26,10 @@ import java.util.Objects;
  * {@link #fromEnvironment()}.
  */
 public final class CommunicatorConfig {
-    public static final String NETREDUCE = "netreduce";
-    public static final String RING = "ring";
+    /** The in-network aggregation algorithm's name. */
+    public static final String NETREDUCE = NetReduceAlgorithm.NAME;
+    /** The ring algorithm's name. */
+    public static final String RING = RingAlgorithm.NAME;
     /**
      * How every rank's collectives are checked against the others' (same operation, same
      * tensor length, same order), through the rendezvous store.
@@ -83,6 +87,7 @@ public final class CommunicatorConfig {
     private final Duration ackTimeout;
     private final String loopbackPrefix;
     private final Agreement agreement;
+    private final String fallback;
     private final List<String> sources;
 
     private CommunicatorConfig(Builder b) {
@@ -138,6 +143,11 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("ACK timeout must be positive: " + ackTimeout);
         }
         this.agreement = Objects.requireNonNull(b.agreement, "agreement");
+        if (b.fallback != null && !Algorithms.isKnown(b.fallback)) {
+            throw new IllegalArgumentException("unknown fallback algorithm '" + b.fallback + "': use one of "
+                    + Algorithms.names() + ", or none");
+        }
+        this.fallback = b.fallback == null ? null : b.fallback.toLowerCase(java.util.Locale.ROOT);
         this.sources = List.copyOf(b.sources);
     }
 
@@ -168,6 +178,7 @@ public final class CommunicatorConfig {
         b.ackTimeout = ackTimeout;
         b.loopbackPrefix = loopbackPrefix;
         b.agreement = agreement;
+        b.fallback = fallback;
         b.sources.addAll(sources);
         return b;
     }
@@ -193,7 +204,7 @@ public final class CommunicatorConfig {
     public int worldSize() { return worldSize; }
     public String masterAddress() { return masterAddress; }
     public int masterPort() { return masterPort; }
-    /** Requested algorithm: "netreduce" (falls back to "ring" without a usable switch) or "ring". */
+    /** Requested algorithm: "netreduce" or "ring" (see {@link #fallback()} for what runs when it cannot). */
     public String algorithm() { return algorithm; }
     /** Verbs provider name for the data path. */
     public String transport() { return transport; }
@@ -236,6 +247,13 @@ public final class CommunicatorConfig {
     public String loopbackPrefix() { return loopbackPrefix; }
     /** How collectives are checked across ranks (default {@link Agreement#ASYNC}). */
     public Agreement agreement() { return agreement; }
+    /**
+     * The algorithm to run instead when the requested one cannot (its transport cannot carry
+     * it, no switch is configured, the switch refused the ring), or null (the default): then
+     * {@code open} fails on every rank with the reason. With a fallback, {@code open} logs a
+     * WARN on rank 0 and {@link Communicator#algorithm()} says what runs and why.
+     */
+    public String fallback() { return fallback; }
     /** Where each setting came from, for the start-up log line. */
     public List<String> sources() { return sources; }
 
@@ -247,6 +265,7 @@ public final class CommunicatorConfig {
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
                 + ", ringMessageBytes=" + ringMessageBytes + ", mtu=" + mtu + ", agreement=" + agreement
+                + (fallback != null ? ", fallback=" + fallback : "")
                 + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
     }
 
@@ -271,6 +290,7 @@ public final class CommunicatorConfig {
         private Duration ackTimeout = Duration.ofMillis(200);
         private String loopbackPrefix = "127.0.0.";
         private Agreement agreement = Agreement.ASYNC;
+        private String fallback;
         private final List<String> sources = new ArrayList<>();
 
         public Builder rank(int v) { rank = v; return this; }
@@ -293,6 +313,8 @@ public final class CommunicatorConfig {
         public Builder ackTimeout(Duration v) { ackTimeout = v; return this; }
         public Builder loopbackPrefix(String v) { loopbackPrefix = v; return this; }
         public Builder agreement(Agreement v) { agreement = v; return this; }
+        /** See {@link CommunicatorConfig#fallback()}; null for none. */
+        public Builder fallback(String v) { fallback = v; return this; }
 
         Builder source(String s) {
             sources.add(s);

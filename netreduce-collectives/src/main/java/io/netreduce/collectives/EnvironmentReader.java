@@ -35,6 +35,10 @@ final class EnvironmentReader {
         if (env.containsKey("NETREDUCE_ALGORITHM")) {
             b.algorithm(env.get("NETREDUCE_ALGORITHM").trim().toLowerCase(java.util.Locale.ROOT));
         }
+        if (env.containsKey("NETREDUCE_FALLBACK")) {
+            String f = env.get("NETREDUCE_FALLBACK").trim().toLowerCase(java.util.Locale.ROOT);
+            b.fallback(f.isEmpty() || f.equals("none") ? null : f);
+        }
         if (env.containsKey("NETREDUCE_TRANSPORT")) {
             b.transport(env.get("NETREDUCE_TRANSPORT").trim());
         }

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netreduce.collectives.algorithm.MessagePlan;
+import io.netreduce.verbs.Capability;
+import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.tcp.TcpVerbsProvider;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
@@ -41,7 +43,7 @@ class BackToBackTest {
             System.setProperty(TcpVerbsProvider.PROGRESS, tcpProgress);
         }
         try (TestGroup g = TestGroup.open(p, TestGroup.template(algorithm).transport(transport), 1L << 30)) {
-            if ("tcp".equals(transport)) {
+            if (Verbs.provider(transport).capabilities().has(Capability.PROGRESS_ON_POLLING_THREAD)) {
                 // Two queue pairs per rank; with threads each has a reader and a writer.
                 long perQpThreads = Thread.getAllStackTraces().keySet().stream()
                         .filter(t -> t.getName().startsWith("tcp-verbs-qp")).count();

@@ -65,9 +65,6 @@ class MultiProcessTest {
                 env.put("NETREDUCE_SWITCH", "127.0.0.100:" + sw.data().getPort());
                 env.put("NETREDUCE_SWITCH_CONTROL", sw.control().toString());
             }
-            if ("tcp".equals(transport)) {
-                env.put("NETREDUCE_DEVICE_PORT", "0"); // soft keeps the RoCE port on its own 127.0.0.x
-            }
             env.put("NETREDUCE_MESSAGE_BYTES", String.valueOf(TestGroup.MESSAGE_BYTES * 4));
             env.put("NETREDUCE_TIMEOUT_SECONDS", String.valueOf(timeoutSeconds));
             env.put("TEST_SEED", String.valueOf(seed));

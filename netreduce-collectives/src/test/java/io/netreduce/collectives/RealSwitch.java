@@ -21,6 +21,10 @@ public final class RealSwitch implements AutoCloseable {
         return server.dataAddress();
     }
 
+    public SwitchServer server() {
+        return server;
+    }
+
     public URI control() {
         return URI.create("http://127.0.0.1:" + server.controlAddress().getPort());
     }

@@ -1,6 +1,12 @@
 package io.netreduce.collectives;
 
+import io.netreduce.collectives.algorithm.Algorithms;
+import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.testkit.inproc.InprocSwitch;
+import io.netreduce.verbs.Capability;
+import io.netreduce.verbs.TransportCapabilities;
+import io.netreduce.verbs.Verbs;
+import org.junit.jupiter.api.Assumptions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,9 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Test fixture: P communicators in this JVM over a transport named by the system property
  * {@code netreduce.test.transport} (default "soft", the RoCEv2 provider; "inproc" is the fast
- * in-process test provider, "tcp" runs everything as ring), with the software switch (or,
- * for inproc, its stand-in) for the netreduce algorithm, and a way to run one action on
- * every rank at once with a deadline.
+ * in-process test provider; over "tcp" the netreduce tests are skipped, saying why), with
+ * the software switch (or, for inproc, its stand-in) for the netreduce algorithm, and a way
+ * to run one action on every rank at once with a deadline.
  */
 @SuppressWarnings("try")
 public final class TestGroup implements AutoCloseable {
@@ -40,12 +46,22 @@ public final class TestGroup implements AutoCloseable {
         this.pool = Executors.newFixedThreadPool(p);
     }
 
+    /** What the transport under test can do. */
+    public static TransportCapabilities capabilities() {
+        return Verbs.provider(TRANSPORT).capabilities();
+    }
+
     /**
-     * The algorithm a group of {@code p} ends up with: netreduce needs a transport that goes
-     * through the switch, except in a world of one, which needs no network at all.
+     * Skips the calling test, saying why, when its transport cannot carry {@code algorithm}
+     * (netreduce needs RoCEv2 packets a switch can splice) and the group has more than one
+     * rank (a world of one needs no network at all).
      */
-    public static String expectedAlgorithm(String requested, int p) {
-        return "tcp".equals(TRANSPORT) && p > 1 ? CommunicatorConfig.RING : requested;
+    public static void assumeCarries(CommunicatorConfig config) {
+        if (config.worldSize() > 1 || config.algorithm() != null) {
+            String why = Algorithms.create(config.algorithm()).unsupported(ReduceOp.SUM, ElementType.FLOAT32,
+                    Verbs.provider(config.transport()).capabilities());
+            Assumptions.assumeTrue(why == null, () -> "skipped: " + why);
+        }
     }
 
     /**
@@ -70,16 +86,25 @@ public final class TestGroup implements AutoCloseable {
         return open(p, template(algorithm), 1L << 30);
     }
 
+    /**
+     * P communicators from {@code template}. For netreduce a switch is started and configured
+     * unless the template names one: the real software switch for a transport that sends
+     * real packets, the message-level stand-in for one that does not (the in-process
+     * provider). A transport that cannot carry the algorithm skips the test (with P > 1).
+     */
     public static TestGroup open(int p, CommunicatorConfig.Builder template, long switchMemory) throws Exception {
-        CommunicatorConfig probe = template.build();
+        CommunicatorConfig probe = template.worldSize(p).build();
+        if (p > 1) {
+            assumeCarries(probe);
+        }
         AutoCloseable sw = null;
         if (CommunicatorConfig.NETREDUCE.equals(probe.algorithm()) && probe.switchAddress() == null) {
-            if ("inproc".equals(probe.transport())) {
+            if (!Verbs.provider(probe.transport()).capabilities().has(Capability.PATH_MTU_PACKETS)) {
                 InprocSwitch s = InprocSwitch.start(new InetSocketAddress("127.0.0.1", SWITCH_PORTS.incrementAndGet()),
                         switchMemory);
                 template.switchAddress(s.datapath()).switchControl(s.controlUri());
                 sw = s;
-            } else if (!"tcp".equals(probe.transport())) {
+            } else {
                 RealSwitch s = RealSwitch.start(switchMemory);
                 template.switchAddress(s.data()).switchControl(s.control());
                 sw = s;
@@ -95,6 +120,55 @@ public final class TestGroup implements AutoCloseable {
         }
     }
 
+
+    /**
+     * Opens every rank of a group through the public path ({@link Collectives#open}), each on
+     * its own thread, rank 0 hosting the rendezvous store on a free port, as separate
+     * processes would; returns each rank's communicator or what it threw, within
+     * {@code seconds}. The caller closes the communicators ({@link #closeAll}).
+     */
+    public static List<Object> openEach(int p, CommunicatorConfig.Builder template, long seconds) throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(p);
+        try {
+            List<Future<Communicator>> fs = new ArrayList<>();
+            for (int r = 0; r < p; r++) {
+                CommunicatorConfig c = template.rank(r).worldSize(p).masterAddress("127.0.0.1").masterPort(port)
+                        .build();
+                fs.add(pool.submit(() -> Collectives.open(c)));
+            }
+            List<Object> out = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            for (Future<Communicator> f : fs) {
+                try {
+                    out.add(f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+                } catch (java.util.concurrent.ExecutionException e) {
+                    out.add(e.getCause());
+                }
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Closes the communicators among {@code opened} concurrently (close waits for every rank). */
+    public static void closeAll(List<Object> opened) throws Exception {
+        List<Thread> closers = new ArrayList<>();
+        for (Object o : opened) {
+            if (o instanceof Communicator c) {
+                Thread t = new Thread(c::close);
+                t.start();
+                closers.add(t);
+            }
+        }
+        for (Thread t : closers) {
+            t.join(60_000);
+        }
+    }
 
     /** Runs {@code action} on every rank concurrently; returns each rank's result or throwable. */
     public <T> List<Object> onEveryRank(RankAction<T> action, long seconds) throws Exception {

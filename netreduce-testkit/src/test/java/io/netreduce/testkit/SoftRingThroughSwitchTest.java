@@ -23,7 +23,7 @@ import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.RecvRequest;
 import io.netreduce.verbs.SendRequest;
 import io.netreduce.verbs.Verbs;
-import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.soft.SoftProvider;
 import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.wire.ina.InaHeader;
 import org.junit.jupiter.api.Assumptions;
@@ -65,12 +65,7 @@ class SoftRingThroughSwitchTest {
     private static final int WINDOW = 2;
 
     private static boolean softAvailable() {
-        for (VerbsProvider p : Verbs.providers()) {
-            if (p.name().equalsIgnoreCase("soft") && p.unavailableReason() == null) {
-                return true;
-            }
-        }
-        return false;
+        return new SoftProvider().unavailableReason() == null;
     }
 
     private static final class Rank {

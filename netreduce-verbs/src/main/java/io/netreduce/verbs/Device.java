@@ -11,6 +11,9 @@ public interface Device extends AutoCloseable {
 
     DeviceOptions options();
 
+    /** What this device's transport can do (its provider's {@link VerbsProvider#capabilities()}). */
+    TransportCapabilities capabilities();
+
     ProtectionDomain allocateProtectionDomain();
 
     CompletionQueue createCompletionQueue(int capacity);

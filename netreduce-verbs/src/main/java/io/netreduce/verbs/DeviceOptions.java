@@ -21,6 +21,7 @@ public final class DeviceOptions {
     private final FaultPlan egressFaults;
     private final FaultPlan ingressFaults;
     private final Map<String, String> properties;
+    private final boolean callerPolls;
 
     private DeviceOptions(Builder b) {
         this.localAddress = b.localAddress;
@@ -29,6 +30,7 @@ public final class DeviceOptions {
         this.egressFaults = b.egressFaults;
         this.ingressFaults = b.ingressFaults;
         this.properties = Map.copyOf(b.properties);
+        this.callerPolls = b.callerPolls;
     }
 
     public static Builder builder() {
@@ -43,6 +45,14 @@ public final class DeviceOptions {
     public FaultPlan egressFaults() { return egressFaults; }
     public FaultPlan ingressFaults() { return ingressFaults; }
     public Map<String, String> properties() { return properties; }
+    /**
+     * True if the application polls (or blocks on) the completion queue of every queue pair
+     * it expects progress from, so a transport with
+     * {@link Capability#PROGRESS_ON_POLLING_THREAD} may move the data on the polling thread
+     * instead of threads of its own. A hint: providers without that capability ignore it,
+     * and a provider's own setting for it, where the process gives one, wins.
+     */
+    public boolean callerPolls() { return callerPolls; }
 
     public String property(String key, String defaultValue) {
         return properties.getOrDefault(key, defaultValue);
@@ -54,6 +64,7 @@ public final class DeviceOptions {
                 + (gateway != null ? ", gateway=" + gateway : "")
                 + (egressFaults.isNone() ? "" : ", egress=" + egressFaults)
                 + (ingressFaults.isNone() ? "" : ", ingress=" + ingressFaults)
+                + (callerPolls ? ", caller polls" : "")
                 + (properties.isEmpty() ? "" : ", " + properties) + "}";
     }
 
@@ -64,6 +75,7 @@ public final class DeviceOptions {
         private FaultPlan egressFaults = FaultPlan.NONE;
         private FaultPlan ingressFaults = FaultPlan.NONE;
         private final Map<String, String> properties = new LinkedHashMap<>();
+        private boolean callerPolls;
 
         public Builder localAddress(InetAddress a) { localAddress = Objects.requireNonNull(a); return this; }
 
@@ -87,6 +99,16 @@ public final class DeviceOptions {
         public Builder egressFaults(FaultPlan f) { egressFaults = Objects.requireNonNull(f); return this; }
         public Builder ingressFaults(FaultPlan f) { ingressFaults = Objects.requireNonNull(f); return this; }
         public Builder property(String k, String v) { properties.put(k, v); return this; }
+        /** See {@link DeviceOptions#callerPolls()}. */
+        public Builder callerPolls(boolean v) { callerPolls = v; return this; }
+
+        /** A builder holding {@code o}'s values, to change some of them. */
+        public static Builder from(DeviceOptions o) {
+            Builder b = new Builder().localAddress(o.localAddress).port(o.port).gateway(o.gateway)
+                    .egressFaults(o.egressFaults).ingressFaults(o.ingressFaults).callerPolls(o.callerPolls);
+            b.properties.putAll(o.properties);
+            return b;
+        }
 
         public DeviceOptions build() {
             return new DeviceOptions(this);

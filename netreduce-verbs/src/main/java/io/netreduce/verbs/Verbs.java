@@ -35,6 +35,17 @@ public final class Verbs {
         throw new VerbsException("unknown verbs provider '" + name + "'; known providers: " + known);
     }
 
+    /** The names of the registered providers that have {@code c}, for messages that suggest one. */
+    public static List<String> providersWith(Capability c) {
+        List<String> names = new ArrayList<>();
+        for (VerbsProvider p : providers()) {
+            if (p.capabilities().has(c)) {
+                names.add(p.name());
+            }
+        }
+        return names;
+    }
+
     /** Opens a device of the named provider. */
     public static Device open(String providerName, DeviceOptions options) {
         return provider(providerName).open(options);

@@ -19,6 +19,12 @@ public interface VerbsProvider {
      */
     String unavailableReason();
 
+    /**
+     * What this transport can do, whether or not it can run here. Layers above decide by
+     * these, never by {@link #name()}.
+     */
+    TransportCapabilities capabilities();
+
     /** Opens a device; throws {@link VerbsException} saying what is wrong if it cannot. */
     Device open(DeviceOptions options);
 }

@@ -11,11 +11,11 @@ import io.netreduce.verbs.MemoryRegion;
 import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.QueuePair;
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.VerbsProvider;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -63,6 +63,16 @@ public final class MeteredVerbsProvider implements VerbsProvider {
         return "the netreduce command's meter: another provider with injected loss and summed wire counters";
     }
 
+    /**
+     * The wrapped transport's, under its own name: whatever an algorithm may ask of the
+     * transport, the meter adds nothing to it and takes nothing away.
+     */
+    @Override
+    public TransportCapabilities capabilities() {
+        String delegate = delegateName;
+        return delegate == null ? TransportCapabilities.of(NAME) : Verbs.provider(delegate).capabilities();
+    }
+
     @Override
     public String unavailableReason() {
         return delegateName == null ? "only the netreduce command's workers use it" : null;
@@ -70,12 +80,8 @@ public final class MeteredVerbsProvider implements VerbsProvider {
 
     @Override
     public Device open(DeviceOptions options) {
-        DeviceOptions.Builder b = DeviceOptions.builder().localAddress(options.localAddress()).port(options.port())
-                .gateway(options.gateway()).egressFaults(egressFaults).ingressFaults(options.ingressFaults());
-        for (Map.Entry<String, String> e : options.properties().entrySet()) {
-            b.property(e.getKey(), e.getValue());
-        }
-        return new MeteredDevice(Verbs.open(delegateName, b.build()));
+        return new MeteredDevice(Verbs.open(delegateName, DeviceOptions.Builder.from(options).egressFaults(egressFaults)
+                .build()));
     }
 
     private static final class MeteredDevice implements Device {
@@ -103,6 +109,11 @@ public final class MeteredVerbsProvider implements VerbsProvider {
         @Override
         public CompletionQueue createCompletionQueue(int capacity) {
             return real.createCompletionQueue(capacity);
+        }
+
+        @Override
+        public TransportCapabilities capabilities() {
+            return real.capabilities();
         }
 
         @Override

@@ -1,7 +1,8 @@
 package io.netreduce.collectives.bench;
 
 import io.netreduce.wire.ina.InaHeader;
-import io.netreduce.wire.roce.RoceAddressing;
+import io.netreduce.verbs.Capability;
+import io.netreduce.verbs.Verbs;
 
 import io.netreduce.collectives.Collectives;
 import io.netreduce.collectives.Communicator;
@@ -26,7 +27,8 @@ import java.util.concurrent.TimeUnit;
  * All-reduce figures on loopback, nccl-tests style (algbw = bytes / time, busbw = algbw ×
  * 2(P-1)/P, GB = 1e9 B), for P ranks in this JVM. Arguments:
  * {@code algorithm transport P sizesInBytes(comma) iterations [messageBytes] [window]}.
- * For netreduce on the "inproc" test transport it starts the in-process switch stand-in;
+ * For netreduce over a transport without packets of its own (the "inproc" test transport)
+ * it starts the in-process switch stand-in;
  * for other transports pass the switch with NETREDUCE_SWITCH / NETREDUCE_SWITCH_CONTROL.
  */
 public final class AllReduceBench {
@@ -43,14 +45,15 @@ public final class AllReduceBench {
         int window = args.length > 6 ? Integer.parseInt(args[6]) : 4;
         CommunicatorConfig.Builder b = CommunicatorConfig.builder().algorithm(algorithm).transport(transport)
                 .messageBytes(messageBytes).window(window).ringMessageBytes(messageBytes).ringWindow(window)
-                .timeout(Duration.ofSeconds(60))
-                .devicePort("tcp".equals(transport) ? 0 : RoceAddressing.UDP_PORT);
+                .timeout(Duration.ofSeconds(60));
         InprocSwitch sw = null;
         String switchEnv = System.getenv("NETREDUCE_SWITCH");
         if (switchEnv != null) {
             CommunicatorConfig env = CommunicatorConfig.fromEnvironment();
             b.switchAddress(env.switchAddress()).switchControl(env.switchControl());
-        } else if ("netreduce".equals(algorithm) && "inproc".equals(transport)) {
+        } else if (CommunicatorConfig.NETREDUCE.equals(algorithm)
+                && !Verbs.provider(transport).capabilities().has(Capability.PATH_MTU_PACKETS)) {
+            // a transport without packets of its own (the in-process test provider): its switch stand-in
             sw = InprocSwitch.start(new InetSocketAddress("127.0.0.1", 4791), 1L << 32);
             b.switchAddress(sw.datapath()).switchControl(sw.controlUri());
         }

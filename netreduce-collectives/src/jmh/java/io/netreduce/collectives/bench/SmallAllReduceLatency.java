@@ -67,9 +67,6 @@ public final class SmallAllReduceLatency {
                 env.put("NETREDUCE_ALGORITHM", algorithm);
                 env.put("NETREDUCE_TRANSPORT", transport);
                 env.putIfAbsent("NETREDUCE_LOOPBACK_PREFIX", "127.0.77.");
-                if ("tcp".equals(transport)) {
-                    env.put("NETREDUCE_DEVICE_PORT", "0");
-                }
                 if (sw != null) {
                     env.put("NETREDUCE_SWITCH", "127.0.0.100:" + sw.data().getPort());
                     env.put("NETREDUCE_SWITCH_CONTROL", sw.control().toString());

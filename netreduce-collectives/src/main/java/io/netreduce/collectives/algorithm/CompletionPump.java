@@ -18,6 +18,8 @@ public final class CompletionPump {
     private final CompletionQueue cq;
     private final WorkCompletion[] completions;
     private final long timeoutNanos;
+    /** Time spent in polls that had to wait, for the communicator's counters. */
+    private volatile long waitNanos;
 
     public CompletionPump(CompletionQueue cq, int batch, Duration timeout) {
         this.cq = cq;
@@ -35,12 +37,31 @@ public final class CompletionPump {
      */
     public int await(ProgressGuard guard, Supplier<String> context) {
         int n = cq.poll(completions);
-        long idleSince = 0;
+        if (n == 0) {
+            long start = System.nanoTime();
+            n = awaitSome(guard, context, start);
+            waitNanos += System.nanoTime() - start;
+        }
+        for (int i = 0; i < n; i++) {
+            WorkCompletion wc = completions[i];
+            if (!wc.status().isSuccess()) {
+                throw new HostException(wc.opcode() + " work request failed: " + wc.status().description()
+                        + (wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")") + "; " + context.get());
+            }
+        }
+        return n;
+    }
+
+    /** Total time {@link #await} has spent waiting, in nanoseconds. */
+    public long waitNanos() {
+        return waitNanos;
+    }
+
+    private int awaitSome(ProgressGuard guard, Supplier<String> context, long idleSince) {
+        int n = 0;
         while (n == 0) {
             long now = System.nanoTime();
-            if (idleSince == 0) {
-                idleSince = now;
-            } else if (now - idleSince > timeoutNanos) {
+            if (now - idleSince > timeoutNanos) {
                 throw new HostTimeoutException("no completion within " + Duration.ofNanos(timeoutNanos).toMillis()
                         + " ms: " + context.get());
             }
@@ -50,13 +71,6 @@ public final class CompletionPump {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new HostException("interrupted while " + context.get(), e);
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            WorkCompletion wc = completions[i];
-            if (!wc.status().isSuccess()) {
-                throw new HostException(wc.opcode() + " work request failed: " + wc.status().description()
-                        + (wc.detail().isEmpty() ? "" : " (" + wc.detail() + ")") + "; " + context.get());
             }
         }
         return n;

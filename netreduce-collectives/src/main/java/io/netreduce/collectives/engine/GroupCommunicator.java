@@ -1,21 +1,23 @@
 package io.netreduce.collectives.engine;
 
-import io.netreduce.collectives.algorithm.ring.RingAllReduce;
-import io.netreduce.collectives.algorithm.RingConnections;
-import io.netreduce.collectives.algorithm.RingSetup;
-import io.netreduce.wire.control.SwitchControlClient;
-import io.netreduce.collectives.algorithm.TensorMemory;
-
+import io.netreduce.collectives.Collective;
 import io.netreduce.collectives.CollectiveException;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.collectives.CommunicatorCounters;
 import io.netreduce.collectives.ReduceOp;
+import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
+import io.netreduce.collectives.algorithm.Algorithms;
+import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
+import io.netreduce.collectives.algorithm.ElementType;
+import io.netreduce.collectives.algorithm.GroupContext;
+import io.netreduce.collectives.algorithm.ProgressGuard;
+import io.netreduce.collectives.algorithm.SingleRankAlgorithm;
+import io.netreduce.collectives.algorithm.Traffic;
 import io.netreduce.collectives.rendezvous.StoreClient;
 import io.netreduce.collectives.rendezvous.StoreServer;
-import io.netreduce.collectives.algorithm.MessagePlan;
-import io.netreduce.collectives.algorithm.ProgressGuard;
-import io.netreduce.collectives.algorithm.netreduce.RingSettings;
-import io.netreduce.collectives.algorithm.netreduce.WindowedAllReduce;
+import io.netreduce.verbs.TransportCapabilities;
+import io.netreduce.verbs.Verbs;
 import io.netreduce.wire.ina.InaHeader;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -31,17 +33,20 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The communicator behind both built-in backends. Operations run one at a time, in call
+ * The collective engine behind every backend: one {@link CollectiveAlgorithm} does the
+ * data movement, and this class keeps the rest. Operations run one at a time, in call
  * order: blocking ones on the caller's thread, asynchronous ones on a worker thread. Each
- * one announces itself to the rendezvous store, which checks (asynchronously) that every
- * rank called the same collective with the same length, so a mismatch is reported by name
- * on every rank instead of hanging; a failure on any rank, or a rank that dies, is pushed
- * by the store to every rank's progress guard.
+ * one is checked against the other ranks' by {@link OperationAgreement}, so a mismatch is
+ * reported by name on every rank instead of hanging; a failure on any rank, or a rank that
+ * dies, is pushed by the rendezvous store to every rank's progress guard. Arguments are
+ * checked here once for every algorithm, and AVG is a SUM divided here.
  */
 public final class GroupCommunicator implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommunicator.class);
@@ -49,14 +54,12 @@ public final class GroupCommunicator implements Communicator {
     private final CommunicatorConfig config;
     private final int rank;
     private final int size;
-    private final String algorithm;
+    private final CollectiveAlgorithm algorithm;
+    /** What {@link #algorithm()} reports: the name, and why if it is a fallback. */
+    private final String algorithmDescription;
+    private final TransportCapabilities transport;
     private final StoreServer server;
     private final StoreClient store;
-    private final RingConnections connections;
-    private final WindowedAllReduce netreduce;
-    private final RingAllReduce ring;
-    private final TensorMemory memory;
-    private final int ringId;
     private final ExecutorService worker;
     private final FloatBuffer barrierTensor = ByteBuffer.allocateDirect(4).order(InaHeader.PAYLOAD_ORDER)
             .asFloatBuffer();
@@ -67,6 +70,8 @@ public final class GroupCommunicator implements Communicator {
     private final AtomicInteger queued = new AtomicInteger();
     /** Checks every collective against the other ranks' (null in a world of one). */
     private final OperationAgreement agreement;
+    private final AtomicLongArray completed = new AtomicLongArray(Collective.values().length);
+    private final AtomicLong errors = new AtomicLong();
     private volatile boolean closed;
     private volatile CollectiveException broken;
     /** Written under {@link #opLock}; read by error messages. */
@@ -74,40 +79,18 @@ public final class GroupCommunicator implements Communicator {
     /** The running operation's description, rebuilt in place for each call (no allocation). */
     private final StringBuilder opName = new StringBuilder(64);
 
-    private static final int ALL_REDUCE = 0;
-    private static final int BROADCAST = 1;
-    private static final int ALL_GATHER = 2;
-    private static final int BARRIER = 3;
-    private static final int REDUCE_SCATTER = 4;
-    /** Where a reduce-scatter's full-length partial results go (grown to the largest input seen). */
-    private FloatBuffer scatterScratch;
-
-    private GroupCommunicator(CommunicatorConfig config, String algorithm, StoreServer server, StoreClient store,
-                              RingConnections connections, int ringId) {
+    private GroupCommunicator(CommunicatorConfig config, CollectiveAlgorithm algorithm, String algorithmDescription,
+                              TransportCapabilities transport, StoreServer server, StoreClient store) {
         this.config = config;
         this.rank = config.rank();
         this.size = config.worldSize();
         this.algorithm = algorithm;
+        this.algorithmDescription = algorithmDescription;
+        this.transport = transport;
         this.server = server;
         this.store = store;
-        this.connections = connections;
-        this.ringId = ringId;
         this.agreement = store == null ? null : new OperationAgreement(store, rank, config.agreement(),
                 config.timeout());
-        if (connections != null) {
-            memory = new TensorMemory(connections.pd);
-            netreduce = CommunicatorConfig.NETREDUCE.equals(algorithm)
-                    ? new WindowedAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq,
-                            new RingSettings(ringId, rank, InaHeader.DTYPE_FP32, config.window(),
-                                    config.messageBytes(), config.timeout()))
-                    : null;
-            ring = netreduce == null ? new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev,
-                    connections.cq, rank, size, config.ringMessageBytes(), config.ringWindow(), config.timeout()) : null;
-        } else {
-            memory = null;
-            netreduce = null;
-            ring = null;
-        }
         worker = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "netreduce-rank-" + rank);
             t.setDaemon(true);
@@ -115,48 +98,103 @@ public final class GroupCommunicator implements Communicator {
         });
     }
 
-    /**
-     * Joins the group described by {@code config} with the given algorithm. Rank 0 hosts the
-     * rendezvous store unless {@code ownedServer} is given (then this communicator owns it).
-     */
+    /** Joins the group {@code config} describes with the algorithm it names. */
     public static GroupCommunicator open(CommunicatorConfig config, StoreServer ownedServer) {
-        String requested = config.algorithm();
-        if (!CommunicatorConfig.NETREDUCE.equals(requested) && !CommunicatorConfig.RING.equals(requested)) {
-            throw new IllegalArgumentException("unknown algorithm '" + requested + "': use netreduce or ring");
-        }
+        return open(config, ownedServer, Algorithms.create(config.algorithm()));
+    }
+
+    /**
+     * Joins the group described by {@code config} with {@code requested} (not yet joined).
+     * Rank 0 hosts the rendezvous store unless {@code ownedServer} is given (then this
+     * communicator owns it). An algorithm the transport cannot carry, or one the group learns
+     * it cannot run (no switch, the switch refused), fails here on every rank with the reason,
+     * unless the configuration names a fallback, which then runs instead, with a WARN and the
+     * reason in {@link #algorithm()}.
+     */
+    public static GroupCommunicator open(CommunicatorConfig config, StoreServer ownedServer,
+                                         CollectiveAlgorithm requested) {
         if (config.worldSize() == 1) {
-            // A world of one: the sum is the tensor itself, no network needed.
+            // A world of one: the result is the tensor itself, no network needed.
             closeQuietly(ownedServer);
-            return new GroupCommunicator(config, requested, null, null, null, 0);
+            return new GroupCommunicator(config, new SingleRankAlgorithm(requested.name()), requested.name(),
+                    TransportCapabilities.of(config.transport()), null, null);
+        }
+        TransportCapabilities transport = Verbs.provider(config.transport()).capabilities();
+        CollectiveAlgorithm algorithm = requested;
+        String description = requested.name();
+        String unsuitable = requested.unsupported(ReduceOp.SUM, ElementType.FLOAT32, transport);
+        if (unsuitable != null) {
+            algorithm = fallback(config, requested, transport, unsuitable);
+            description = fellBack(algorithm, requested, unsuitable);
         }
         StoreServer server = ownedServer;
         StoreClient store = null;
-        RingConnections conns = null;
         try {
             InetSocketAddress master = new InetSocketAddress(config.masterAddress(), config.masterPort());
             if (server == null && config.rank() == 0) {
                 server = new StoreServer(master, config.worldSize());
             }
             store = StoreClient.connect(master, config.rank(), config.timeout());
-            RingSetup.Result setup = RingSetup.run(config, store);
-            conns = setup.connections();
-            GroupCommunicator c = new GroupCommunicator(config, setup.algorithm(), server, store, conns,
-                    setup.ringId());
+            try {
+                algorithm.join(new GroupContext(config, store, 0));
+            } catch (AlgorithmUnavailableException e) {
+                String reason = "algorithm '" + algorithm.name() + "' cannot run for this group: " + e.getMessage();
+                algorithm = fallback(config, algorithm, transport, reason);
+                description = fellBack(algorithm, requested, e.getMessage());
+                joinFallback(algorithm, config, store);
+            }
+            GroupCommunicator c = new GroupCommunicator(config, algorithm, description, transport, server, store);
             c.awaitEveryoneReady();
-            LOG.info("rank {}/{}: {} all-reduce over '{}' ready ({})", c.rank, c.size, c.algorithm,
-                    config.transport(), config);
+            LOG.info("rank {}/{}: {} over '{}' ready ({})", c.rank, c.size, description, config.transport(), config);
             return c;
         } catch (IOException e) {
-            cleanUp(store, conns, server);
+            cleanUp(store, algorithm, server, config);
             throw new CollectiveException("rank 0: cannot host the rendezvous store at " + config.masterAddress()
                     + ":" + config.masterPort() + ": " + e, e);
         } catch (RuntimeException e) {
             if (store != null) {
                 store.fail("rank " + config.rank() + " could not join: " + e.getMessage());
             }
-            cleanUp(store, conns, server);
+            cleanUp(store, algorithm, server, config);
             throw e instanceof CollectiveException || e instanceof IllegalArgumentException ? e
                     : new CollectiveException("rank " + config.rank() + " could not join the group: " + e.getMessage(), e);
+        }
+    }
+
+    /** The configured fallback for {@code failed}, or a {@link CollectiveException} saying why there is none. */
+    private static CollectiveAlgorithm fallback(CommunicatorConfig config, CollectiveAlgorithm failed,
+                                                TransportCapabilities transport, String reason) {
+        String name = config.fallback();
+        if (name == null || name.equals(failed.name())) {
+            throw new CollectiveException("rank " + config.rank() + ": " + reason
+                    + (reason.contains("NETREDUCE_FALLBACK") ? "" : "; set NETREDUCE_FALLBACK=ring to run the ring "
+                    + "instead"));
+        }
+        CollectiveAlgorithm fb = Algorithms.create(name);
+        String unsuitable = fb.unsupported(ReduceOp.SUM, ElementType.FLOAT32, transport);
+        if (unsuitable != null) {
+            throw new CollectiveException("rank " + config.rank() + ": " + reason + "; and the fallback cannot run "
+                    + "either: " + unsuitable);
+        }
+        if (config.rank() == 0) {
+            LOG.warn("rank 0: falling back from {} to {}: {}", failed.name(), fb.name(), reason);
+        } else {
+            LOG.info("rank {}: using {}; the group fell back from {}: {}", config.rank(), fb.name(), failed.name(),
+                    reason);
+        }
+        return fb;
+    }
+
+    private static String fellBack(CollectiveAlgorithm now, CollectiveAlgorithm requested, String reason) {
+        return now.name() + " (fallback from " + requested.name() + ": " + reason + ")";
+    }
+
+    private static void joinFallback(CollectiveAlgorithm fallback, CommunicatorConfig config, StoreClient store) {
+        try {
+            fallback.join(new GroupContext(config, store, 1));
+        } catch (AlgorithmUnavailableException e) {
+            throw new CollectiveException("rank " + config.rank() + ": the fallback algorithm '" + fallback.name()
+                    + "' cannot run either: " + e.getMessage(), e);
         }
     }
 
@@ -180,7 +218,7 @@ public final class GroupCommunicator implements Communicator {
 
     @Override
     public String algorithm() {
-        return algorithm;
+        return algorithmDescription;
     }
 
     @Override
@@ -189,35 +227,49 @@ public final class GroupCommunicator implements Communicator {
     }
 
     @Override
+    public CommunicatorCounters counters() {
+        long[] counts = new long[completed.length()];
+        for (int i = 0; i < counts.length; i++) {
+            counts[i] = completed.get(i);
+        }
+        Traffic t = closed ? Traffic.NONE : algorithm.traffic();
+        return new CommunicatorCounters(rank, algorithm.name(), config.transport(), counts, t.bytesSent(),
+                t.bytesReceived(), t.packetsSent(), t.packetsReceived(), t.retransmittedPackets(), t.waitNanos(),
+                errors.get());
+    }
+
+    @Override
     public void allReduce(FloatBuffer tensor, ReduceOp op) {
         writable(tensor, "tensor");
         supported(op);
-        call(ALL_REDUCE, tensor, null, op, -1);
+        call(Collective.ALL_REDUCE, tensor, tensor, op, -1);
     }
 
     @Override
     public CompletableFuture<Void> allReduceAsync(FloatBuffer tensor, ReduceOp op) {
         writable(tensor, "tensor");
         supported(op);
-        return submit(ALL_REDUCE, tensor, null, op, -1);
+        return submit(Collective.ALL_REDUCE, tensor, tensor, op, -1);
     }
 
     @Override
     public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op) {
-        call(ALL_REDUCE, outOfPlaceInput(input, output, op), output, op, -1);
+        FloatBuffer in = outOfPlaceInput(input, output, op);
+        call(Collective.ALL_REDUCE, in, output, op, -1);
     }
 
     @Override
     public CompletableFuture<Void> allReduceAsync(FloatBuffer input, FloatBuffer output, ReduceOp op) {
-        return submit(ALL_REDUCE, outOfPlaceInput(input, output, op), output, op, -1);
+        FloatBuffer in = outOfPlaceInput(input, output, op);
+        return submit(Collective.ALL_REDUCE, in, output, op, -1);
     }
 
     /** Refuses, before anything is sent, an operation this group's algorithm cannot compute. */
     private void supported(ReduceOp op) {
         Objects.requireNonNull(op, "op");
-        if (!op.isSum() && netreduce != null) {
-            throw new IllegalArgumentException(op + " all-reduce needs the ring algorithm: a NetReduce switch can only "
-                    + "add (this communicator uses " + algorithm + ")");
+        String why = algorithm.unsupported(op, ElementType.FLOAT32, transport);
+        if (why != null) {
+            throw new IllegalArgumentException(why);
         }
     }
 
@@ -239,7 +291,7 @@ public final class GroupCommunicator implements Communicator {
         if (root < 0 || root >= size) {
             throw new IllegalArgumentException("root " + root + " is outside world of size " + size);
         }
-        call(BROADCAST, tensor, null, ReduceOp.SUM, root);
+        call(Collective.BROADCAST, tensor, tensor, ReduceOp.SUM, root);
     }
 
     @Override
@@ -250,7 +302,7 @@ public final class GroupCommunicator implements Communicator {
             throw new IllegalArgumentException("allGather output must hold size × input = " + size + " × "
                     + input.remaining() + " elements, not " + output.remaining());
         }
-        call(ALL_GATHER, input, output, ReduceOp.SUM, -1);
+        call(Collective.ALL_GATHER, input, output, ReduceOp.SUM, -1);
     }
 
     @Override
@@ -262,146 +314,51 @@ public final class GroupCommunicator implements Communicator {
             throw new IllegalArgumentException("reduceScatter input must hold size × output = " + size + " × "
                     + output.remaining() + " elements, not " + input.remaining());
         }
-        call(REDUCE_SCATTER, input, output, op, -1);
+        call(Collective.REDUCE_SCATTER, input, output, op, -1);
     }
 
     @Override
     public void barrier() {
         checkOpen();
-        call(BARRIER, barrierTensor, null, ReduceOp.SUM, -1);
+        call(Collective.BARRIER, barrierTensor, barrierTensor, ReduceOp.SUM, -1);
     }
 
-    private static void fill(FloatBuffer b, int from, int count) {
-        for (int i = from; i < from + count; i++) {
-            b.put(i, -0.0f);
-        }
-    }
-
-    /**
-     * The operation's own work, on the thread that runs it. For ALL_REDUCE, {@code b} is the
-     * output of an out-of-place call (null in place).
-     */
-    private void body(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+    /** The operation's own work, on the thread that runs it. {@code in == out} for in place. */
+    private void body(Collective kind, FloatBuffer in, FloatBuffer out, ReduceOp op, int root) {
+        // The algorithms combine with SUM, MAX or MIN; AVG is the sum divided here, the same way on every rank.
+        ReduceOp combine = op == ReduceOp.AVG ? ReduceOp.SUM : op;
         switch (kind) {
-            case ALL_REDUCE -> reduce(a, b == null ? a : b, op);
-            case BROADCAST -> {
-                // A sum in which every other rank adds -0.0, the additive identity of IEEE floats,
-                // reproduces the root's bits on every rank (NaN payloads aside) through either algorithm.
-                if (rank != root) {
-                    fill(a, a.position(), a.remaining());
-                }
-                reduce(a, a, ReduceOp.SUM);
-            }
-            case ALL_GATHER -> gather(a, b);
-            case REDUCE_SCATTER -> scatterReduced(a, b, op);
-            case BARRIER -> reduce(a, a, ReduceOp.SUM);
-            default -> throw new IllegalStateException("unknown operation kind " + kind);
+            case ALL_REDUCE, BARRIER -> algorithm.allReduce(in, out, combine, guard);
+            case REDUCE_SCATTER -> algorithm.reduceScatter(in, out, combine, guard);
+            case ALL_GATHER -> algorithm.allGather(in, out, guard);
+            case BROADCAST -> algorithm.broadcast(in, root, guard);
+            default -> throw new IllegalStateException("no such collective: " + kind);
+        }
+        if (op == ReduceOp.AVG) {
+            divideBySize(out);
         }
     }
 
     /** What every rank must agree on: the operation, its tensor length, and its root or reduction. */
-    private void describe(StringBuilder out, int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+    private static void describe(StringBuilder out, Collective kind, FloatBuffer in, ReduceOp op, int root) {
         out.setLength(0);
-        switch (kind) {
-            case ALL_REDUCE, REDUCE_SCATTER -> {
-                out.append(kind == ALL_REDUCE ? "allReduce(" : "reduceScatter(").append(a.remaining());
-                if (op != ReduceOp.SUM) {
-                    out.append(", ").append(op.name());
-                }
-                out.append(')');
-            }
-            case BROADCAST -> out.append("broadcast(").append(a.remaining()).append(", root ").append(root).append(')');
-            case ALL_GATHER -> out.append("allGather(").append(a.remaining()).append(')');
-            default -> out.append("barrier");
-        }
-    }
-
-    /**
-     * All-gather. The ring runs only its all-gather half, from this rank's own chunk; through
-     * the switch, which can only add, it is an all-reduce in which every rank contributes
-     * -0.0 (the additive identity of IEEE floats) outside its own chunk.
-     */
-    private void gather(FloatBuffer input, FloatBuffer output) {
-        int m = input.remaining();
-        if (ring == null) { // through the switch, or a world of one
-            fill(output, output.position(), output.remaining());
-        }
-        output.put(output.position() + rank * m, input, input.position(), m);
-        if (ring == null) {
-            reduce(output, output, ReduceOp.SUM);
+        if (kind == Collective.BARRIER) {
+            out.append(kind.method());
             return;
         }
-        memory.bind(output, output, true);
-        ring.gather(memory.outputRegion(), memory.outputOffset(), output.remaining(), guard);
-        memory.unstageWhole();
+        out.append(kind.method()).append('(').append(in.remaining());
+        if (kind == Collective.BROADCAST) {
+            out.append(", root ").append(root);
+        } else if (op != ReduceOp.SUM) {
+            out.append(", ").append(op.name());
+        }
+        out.append(')');
     }
 
-    /**
-     * Reduce-scatter. The ring runs only its reduce-scatter half into a registered scratch
-     * tensor, whose chunk {@code rank} then holds the result; through the switch it is an
-     * all-reduce into the scratch. Either way only this rank's chunk is copied out.
-     */
-    private void scatterReduced(FloatBuffer input, FloatBuffer output, ReduceOp op) {
-        int m = output.remaining();
-        int n = input.remaining();
-        if (m == 0) {
-            return;
-        }
-        if (size == 1) {
-            output.put(output.position(), input, input.position(), m);
-            return;
-        }
-        if (scatterScratch == null || scatterScratch.capacity() < n) {
-            scatterScratch = ByteBuffer.allocateDirect(4 * Math.max(n, scatterScratch == null ? 0
-                    : 2 * scatterScratch.capacity())).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
-        }
-        FloatBuffer scratch = scatterScratch.duplicate().clear().limit(n);
-        ReduceOp combine = op == ReduceOp.AVG ? ReduceOp.SUM : op;
-        if (ring != null) {
-            memory.bind(input, scratch, true);
-            ring.reduceScatter(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(),
-                    memory.outputOffset(), n, combine, guard);
-        } else {
-            reduce(input, scratch, combine);
-        }
-        output.put(output.position(), scratch, rank * m, m);
-        if (op == ReduceOp.AVG) {
-            divideBySize(output);
-        }
-    }
-
-    /** AVG: the same division by P on every rank, after the sum. */
     private void divideBySize(FloatBuffer t) {
         float p = size;
         for (int i = t.position(); i < t.limit(); i++) {
             t.put(i, t.get(i) / p);
-        }
-    }
-
-    /** Reduces {@code input} into {@code output} (the same buffer for in place). */
-    private void reduce(FloatBuffer input, FloatBuffer output, ReduceOp op) {
-        int n = output.remaining();
-        if (n == 0) {
-            return;
-        }
-        if (size == 1) {
-            if (input != output) {
-                output.put(output.position(), input, input.position(), n);
-            }
-            return;
-        }
-        if (netreduce != null) {
-            memory.bind(input, output, false);
-            netreduce.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n,
-                    memory, guard);
-        } else {
-            memory.bind(input, output, true);
-            ring.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n, op,
-                    guard);
-            memory.unstageWhole();
-        }
-        if (op == ReduceOp.AVG) {
-            divideBySize(output);
         }
     }
 
@@ -411,14 +368,14 @@ public final class GroupCommunicator implements Communicator {
      * on a loaded 2-core host). Only when asynchronous operations are still queued does it
      * go through the worker too, behind them, to keep call order.
      */
-    private void call(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+    private void call(Collective kind, FloatBuffer in, FloatBuffer out, ReduceOp op, int root) {
         if (queued.get() > 0) {
-            join(submit(kind, a, b, op, root));
+            join(submit(kind, in, out, op, root));
             return;
         }
         lockForOperation();
         try {
-            execute(kind, a, b, op, root);
+            execute(kind, in, out, op, root);
         } finally {
             opLock.unlock();
         }
@@ -438,7 +395,7 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
-    private CompletableFuture<Void> submit(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+    private CompletableFuture<Void> submit(Collective kind, FloatBuffer in, FloatBuffer out, ReduceOp op, int root) {
         checkOpen();
         CompletableFuture<Void> f = new CompletableFuture<>();
         queued.incrementAndGet();
@@ -447,7 +404,7 @@ public final class GroupCommunicator implements Communicator {
                 try {
                     lockForOperation();
                     try {
-                        execute(kind, a, b, op, root);
+                        execute(kind, in, out, op, root);
                     } finally {
                         opLock.unlock();
                     }
@@ -470,25 +427,27 @@ public final class GroupCommunicator implements Communicator {
      * Runs one collective (caller holds {@link #opLock}), checked against the other ranks'
      * calls by {@link OperationAgreement}.
      */
-    private void execute(int kind, FloatBuffer a, FloatBuffer b, ReduceOp op, int root) {
+    private void execute(Collective kind, FloatBuffer in, FloatBuffer out, ReduceOp op, int root) {
         if (broken != null) {
             throw new CollectiveException("rank " + rank + ": communicator is broken by an earlier failure: "
                     + broken.getMessage(), broken);
         }
-        describe(opName, kind, a, b, op, root);
+        describe(opName, kind, in, op, root);
         if (closed) {
             throw new CollectiveException("rank " + rank + ": communicator closed before " + opName + " ran");
         }
         opSeq++;
         try {
             if (agreement != null) {
-                agreement.beforeBody(opSeq, opName, netreduce != null);
+                agreement.beforeBody(opSeq, opName, algorithm.startsTogether());
             }
-            body(kind, a, b, op, root);
+            body(kind, in, out, op, root);
             if (agreement != null) {
                 agreement.afterBody(opSeq, opName);
             }
+            completed.incrementAndGet(kind.ordinal());
         } catch (RuntimeException e) {
+            errors.incrementAndGet();
             CollectiveException ce = agreement != null ? agreement.explain(e, opSeq, opName)
                     : e instanceof CollectiveException c ? c
                     : new CollectiveException("rank " + rank + ": " + opName + " failed: " + e.getMessage(), e);
@@ -561,7 +520,7 @@ public final class GroupCommunicator implements Communicator {
      * failed rank skips it and its failure report ends the others' wait at once.
      */
     private void drainBeforeTeardown() {
-        if (store == null || broken != null || size < 2 || (netreduce == null && ring == null)) {
+        if (store == null || broken != null) {
             return;
         }
         long millis = Math.min(config.timeout().toMillis(), 10_000);
@@ -600,26 +559,9 @@ public final class GroupCommunicator implements Communicator {
         String lastMismatch = idle && agreement != null && broken == null ? agreement.lastVerdictProblem(opSeq, opName)
                 : null;
         drainBeforeTeardown();
-        if (netreduce != null) {
-            netreduce.close();
-        }
-        if (ring != null) {
-            ring.close();
-        }
-        if (memory != null) {
-            memory.close();
-        }
+        algorithm.close();
         if (store != null) {
             store.close();
-        }
-        if (netreduce != null && rank == 0) {
-            // Free the switch's aggregator memory and connection table entries for the next job.
-            try {
-                new SwitchControlClient(config.switchControl(), Duration.ofSeconds(5)).deleteRing(ringId);
-            } catch (SwitchControlClient.Refused e) {
-                LOG.warn("rank 0: could not delete ring {} from the switch: {}", Integer.toUnsignedString(ringId),
-                        e.getMessage());
-            }
         }
         if (server != null) {
             try {
@@ -630,7 +572,7 @@ public final class GroupCommunicator implements Communicator {
                 Thread.currentThread().interrupt();
             }
         }
-        cleanUp(null, connections, server);
+        closeQuietly(server);
         if (idle) {
             opLock.unlock();
         }
@@ -639,12 +581,19 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
-    private static void cleanUp(StoreClient store, RingConnections conns, StoreServer server) {
+    /** After a failed open: this rank's parts go; a store this rank hosts stays until every rank heard why. */
+    private static void cleanUp(StoreClient store, CollectiveAlgorithm algorithm, StoreServer server,
+                                CommunicatorConfig config) {
         if (store != null) {
             store.close();
         }
-        if (conns != null) {
-            conns.close();
+        algorithm.close();
+        if (server != null) {
+            try {
+                server.awaitEveryoneInformed(Math.min(config.timeout().toMillis(), 10_000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         closeQuietly(server);
     }
@@ -655,15 +604,13 @@ public final class GroupCommunicator implements Communicator {
         }
     }
 
-    /** Test hook: drops this rank the way a crash does (no goodbye to the store, device gone). */
+    /** Test hook: drops this rank the way a crash does (no goodbye to the store, transport gone). */
     void crash() {
         closed = true;
         worker.shutdownNow();
         if (store != null) {
             store.abandon();
         }
-        if (connections != null) {
-            connections.close();
-        }
+        algorithm.close();
     }
 }

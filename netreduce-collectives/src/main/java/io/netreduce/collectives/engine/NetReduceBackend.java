@@ -2,22 +2,23 @@ package io.netreduce.collectives.engine;
 
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.collectives.algorithm.netreduce.NetReduceAlgorithm;
 import io.netreduce.collectives.spi.CommunicatorProvider;
 
-/** "netreduce": in-network aggregation through the configured switch; ring without one. */
+/** "netreduce": in-network aggregation through the configured switch ({@link NetReduceAlgorithm}). */
 public final class NetReduceBackend implements CommunicatorProvider {
     @Override
     public String name() {
-        return CommunicatorConfig.NETREDUCE;
+        return NetReduceAlgorithm.NAME;
     }
 
     @Override
     public String description() {
-        return "in-network aggregation through a NetReduce switch (falls back to ring all-reduce without one)";
+        return "in-network aggregation through a NetReduce switch (NETREDUCE_FALLBACK=ring runs the ring where it cannot)";
     }
 
     @Override
     public Communicator open(CommunicatorConfig config) {
-        return GroupCommunicator.open(config.toBuilder().algorithm(name()).build(), null);
+        return GroupCommunicator.open(config.toBuilder().algorithm(name()).build(), null, new NetReduceAlgorithm());
     }
 }

@@ -2,13 +2,14 @@ package io.netreduce.collectives.engine;
 
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.collectives.algorithm.ring.RingAlgorithm;
 import io.netreduce.collectives.spi.CommunicatorProvider;
 
-/** "ring": pipelined reduce-scatter + all-gather with host-side summation. */
+/** "ring": pipelined reduce-scatter + all-gather with host-side summation ({@link RingAlgorithm}). */
 public final class RingBackend implements CommunicatorProvider {
     @Override
     public String name() {
-        return CommunicatorConfig.RING;
+        return RingAlgorithm.NAME;
     }
 
     @Override
@@ -18,6 +19,6 @@ public final class RingBackend implements CommunicatorProvider {
 
     @Override
     public Communicator open(CommunicatorConfig config) {
-        return GroupCommunicator.open(config.toBuilder().algorithm(name()).build(), null);
+        return GroupCommunicator.open(config.toBuilder().algorithm(name()).build(), null, new RingAlgorithm());
     }
 }

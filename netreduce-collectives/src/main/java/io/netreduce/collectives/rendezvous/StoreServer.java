@@ -91,6 +91,9 @@ public final class StoreServer implements AutoCloseable {
                 LOG.debug("store: connection of rank {} ended: {}", rank, e.toString());
             } finally {
                 connections.remove(this);
+                synchronized (StoreServer.this) {
+                    StoreServer.this.notifyAll();
+                }
                 if (!left && rank >= 0 && !closed) {
                     fail("rank " + rank + " left the group without closing its communicator "
                             + "(process died or lost its connection to the rendezvous host)");
@@ -148,6 +151,7 @@ public final class StoreServer implements AutoCloseable {
                         byRank[c.rank] = c;
                     }
                     f = failure;
+                    notifyAll();
                 }
                 c.send("R OK");
                 if (f != null) {
@@ -271,6 +275,33 @@ public final class StoreServer implements AutoCloseable {
                 return false;
             }
             wait(wait);
+        }
+        return true;
+    }
+
+    /**
+     * After a failure, before the host of the store goes away: waits (bounded) until every
+     * rank has connected, and so heard of the failure (a rank that connects later is told it
+     * at once), and every connection has closed. Without it a rank that joins a moment late
+     * would find no store and report that instead of the real cause.
+     */
+    public synchronized boolean awaitEveryoneInformed(long timeoutMillis) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        while (!everyoneConnectedOnce() || !connections.isEmpty()) {
+            long wait = deadline - System.currentTimeMillis();
+            if (wait <= 0) {
+                return false;
+            }
+            wait(wait);
+        }
+        return true;
+    }
+
+    private boolean everyoneConnectedOnce() {
+        for (Connection c : byRank) {
+            if (c == null) {
+                return false;
+            }
         }
         return true;
     }

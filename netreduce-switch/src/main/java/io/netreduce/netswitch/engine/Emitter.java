@@ -2,14 +2,16 @@ package io.netreduce.netswitch.engine;
 
 import io.netreduce.wire.roce.IcrcTemplate;
 
+import io.netreduce.wire.ina.InaHeader;
 import io.netreduce.wire.roce.Icrc;
 
 import java.nio.ByteBuffer;
 
 /**
  * Writes the datagrams the engine sends into the caller's {@link OutputBatch}: unchanged
- * forwards, and result packets built from a connection's own headers, the stored sum and a
- * recomputed ICRC over that connection's canonical header. Owned by the datapath thread.
+ * forwards, and result packets built from a connection's own headers (the INA header of a
+ * message's first packet marked as a result), the stored sum and a recomputed ICRC over
+ * that connection's canonical header. Owned by the datapath thread.
  */
 final class Emitter {
     private final IcrcTemplate icrc = new IcrcTemplate();
@@ -66,19 +68,33 @@ final class Emitter {
         commit(route, inLength);
     }
 
-    /** A result packet with headers taken from {@code headers[headerAt, +headerLength)}. */
-    void emitStored(Route route, byte[] headers, int headerAt, int headerLength, byte[] data, int dataAt, int dataLength) {
+    /**
+     * A result packet with headers taken from {@code headers[headerAt, +headerLength)}. In a
+     * message's first packet ({@code contributions > 0}) the headers end with that
+     * connection's INA header, which is marked as a result of {@code contributions} ranks.
+     */
+    void emitStored(Route route, byte[] headers, int headerAt, int headerLength, byte[] data, int dataAt,
+                    int dataLength, int contributions) {
         ByteBuffer b = out.next();
         b.put(0, headers, headerAt, headerLength);
         b.put(headerLength, data, dataAt, dataLength);
-        finish(route, b, headerLength + dataLength + Icrc.LENGTH);
+        finish(route, b, headerLength, dataLength, contributions);
     }
 
-    /** A result packet with the current datagram's own first {@code headerLength} bytes as headers. */
-    void emitWithIncomingHeaders(Route route, int headerLength, byte[] data, int dataAt, int dataLength) {
+    /** A result packet with the current datagram's own first {@code headerLength} bytes as headers (marked as above). */
+    void emitWithIncomingHeaders(Route route, int headerLength, byte[] data, int dataAt, int dataLength,
+                                 int contributions) {
         ByteBuffer b = out.next();
         b.put(0, in, inOffset, headerLength);
         b.put(headerLength, data, dataAt, dataLength);
+        finish(route, b, headerLength, dataLength, contributions);
+    }
+
+    private void finish(Route route, ByteBuffer b, int headerLength, int dataLength, int contributions) {
+        if (contributions > 0) {
+            // The mark is what lets every host tell a complete aggregate from a packet that went around the switch.
+            InaHeader.markResult(b, headerLength - InaHeader.LENGTH, contributions);
+        }
         finish(route, b, headerLength + dataLength + Icrc.LENGTH);
     }
 

@@ -19,7 +19,8 @@ import java.nio.ByteBuffer;
  * <p>Rules, in the order {@link #onSend} applies them:
  * <ul>
  *   <li>A first packet (SEND First/Only) carries the INA header; it must name this ring, the
- *       connection's rank, the ring's dtype and a payload length the ring allows.</li>
+ *       connection's rank, the ring's dtype and a payload length the ring allows, and carry no
+ *       flags (a marked header is a result coming round again).</li>
  *   <li>Its msgId m claims slot m mod 2N; the claim retires the message that held the slot
  *       (m - 2N), which the host protocol proves every rank has received. A message at or
  *       below the newest minus 2N is already retired: forwarded unchanged, the receiver
@@ -30,7 +31,7 @@ import java.nio.ByteBuffer;
  *   <li>Buffers are stored, never accumulated: a duplicate overwrites its own buffer. When the
  *       bitmap is full the lanes are summed in rank order into the result, which stays
  *       immutable until the slot is reused; one packet per connection leaves with that
- *       connection's own headers. A retransmission of a completed packet re-emits the stored
+ *       connection's own headers, its INA header marked as a result of P contributions. A retransmission of a completed packet re-emits the stored
  *       result on its own connection only and never reads its payload.</li>
  *   <li>Results that completed while an earlier packet of the ring's order was still missing
  *       are sent again, in order, right after that packet completes (receivers dropped them as
@@ -165,7 +166,8 @@ final class Ring {
                 return;
             }
             ina.wrap(buf, payloadOffset);
-            if (ina.version() != InaHeader.VERSION || ina.dtype() != config.dtype()) {
+            if (ina.version() != InaHeader.VERSION || ina.dtype() != config.dtype() || ina.flags() != 0) {
+                // A host never sends a marked header: one is a result that came back around to the switch.
                 em.drop(DropReason.BAD_INA_HEADER);
                 return;
             }
@@ -253,7 +255,7 @@ final class Ring {
         if (complete[pk]) {
             if (em.reserve(1)) {
                 em.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS);
-                em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes);
+                em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes, j == 0 ? ranks : 0);
             }
             return;
         }
@@ -296,7 +298,7 @@ final class Ring {
         for (int q = 0; q < ranks; q++) {
             int at = headerAt(j, q);
             int opcode = h[at] & 0xFF;
-            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, j * mtu, laneBytes);
+            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, j * mtu, laneBytes, j == 0 ? ranks : 0);
         }
     }
 

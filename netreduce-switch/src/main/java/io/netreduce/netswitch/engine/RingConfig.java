@@ -3,6 +3,8 @@ package io.netreduce.netswitch.engine;
 import io.netreduce.wire.roce.PathMtu;
 
 import io.netreduce.wire.ina.InaHeader;
+import io.netreduce.wire.roce.Bth;
+import io.netreduce.wire.roce.ImmDt;
 
 import io.netreduce.wire.control.RingSpec;
 import java.nio.ByteOrder;
@@ -11,7 +13,7 @@ import java.util.Objects;
 /**
  * What a ring asks of the switch: its id (the INA header's ringId), the number of ranks P,
  * the host window N (messages in flight per rank), the largest message payload (tensor bytes
- * after the 16-byte INA header), the path MTU, the element type and the byte order of the
+ * after the INA header), the path MTU, the element type and the byte order of the
  * tensor lanes. All ranks of a ring share these, so packet j of message i covers the same
  * element range on every rank.
  *
@@ -26,7 +28,7 @@ public record RingConfig(int ringId, int ranks, int window, int messagePayloadLe
     public static final int MAX_RANKS = 64;
     public static final int MAX_WINDOW = 4096;
     /** Per rank and packet: BTH, an optional ImmDt, and the INA header in a message's first packet. */
-    public static final int HEADER_CAPACITY = 32;
+    public static final int HEADER_CAPACITY = Bth.LENGTH + ImmDt.LENGTH + InaHeader.LENGTH;
 
     public RingConfig {
         Objects.requireNonNull(byteOrder, "byteOrder");

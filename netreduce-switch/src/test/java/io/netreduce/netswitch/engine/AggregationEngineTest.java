@@ -134,6 +134,8 @@ class AggregationEngineTest {
             assertEquals(sender, ina.rank(), ctx + ": INA header must be the sending connection's own");
             assertEquals(msg, ina.msgId(), ctx);
             assertEquals(f.config.ringId(), ina.ringId(), ctx);
+            assertTrue(ina.isResult(), ctx + ": every result is marked as one: " + ina);
+            assertEquals(f.ranks(), ina.contributions(), ctx + ": a sum of every rank's payload");
         }
     }
 
@@ -155,7 +157,7 @@ class AggregationEngineTest {
         assertEquals(4L * packets, h.count(SwitchCounters.Counter.PACKETS_OUT));
         // The last result packet keeps the sender's opcode and AckReq.
         byte[] last = h.delivered(f).payload(1, Psn.add(psn0[0], packets - 1));
-        assertEquals(1000 + 16 - (packets - 1) * MTU, last.length);
+        assertEquals(1000 + InaHeader.LENGTH - (packets - 1) * MTU, last.length);
         assertEquals(0, h.engine.counters().totalDrops());
     }
 
@@ -580,6 +582,9 @@ class AggregationEngineTest {
         assertEquals(1, h.drops(DropReason.INA_LENGTH_MISMATCH));
         h.send(f, 0, withIna(f, 0, m0.get(0), InaHeader.DTYPE_OFFSET, 1, true));
         assertEquals(1, h.drops(DropReason.BAD_INA_HEADER));
+        // A header marked as a result: a result that came round to the switch again, never a contribution.
+        h.send(f, 0, withIna(f, 0, m0.get(0), InaHeader.FLAGS_OFFSET, InaHeader.FLAG_RESULT, true));
+        assertEquals(2, h.drops(DropReason.BAD_INA_HEADER));
         // msgId far ahead of the window.
         h.sendAll(f, 0, f.message(0, 0, good0, psn0, false).subList(0, 1));
         ByteBuffer ahead = dup(f.message(0, 1000, good0, Psn.add(psn0, 50), false).get(0));
@@ -619,7 +624,7 @@ class AggregationEngineTest {
     private static ByteBuffer withIna(RingFixture f, int rank, ByteBuffer first, int field, int value, boolean narrow) {
         ByteBuffer d = dup(first);
         int at = Bth.LENGTH + field;
-        if (field == InaHeader.DTYPE_OFFSET) {
+        if (field == InaHeader.DTYPE_OFFSET || field == InaHeader.FLAGS_OFFSET) {
             d.put(at, (byte) value);
         } else if (field == InaHeader.RANK_OFFSET) {
             d.putShort(at, (short) value);

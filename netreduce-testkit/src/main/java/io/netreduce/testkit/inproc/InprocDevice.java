@@ -1,5 +1,6 @@
 package io.netreduce.testkit.inproc;
 
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.CompletionQueue;
 import io.netreduce.verbs.Counters;
@@ -35,6 +36,11 @@ final class InprocDevice implements Device, ProtectionDomain {
     @Override
     public String providerName() {
         return InprocProvider.NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return InprocProvider.CAPABILITIES;
     }
 
     @Override

@@ -1,9 +1,12 @@
 package io.netreduce.testkit.inproc;
 
+import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.support.UnsupportedOptions;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,9 +26,18 @@ public final class InprocProvider implements VerbsProvider {
     static final ConcurrentHashMap<InetSocketAddress, InprocDevice> DEVICES = new ConcurrentHashMap<>();
     private static final AtomicInteger NEXT_PORT = new AtomicInteger(20000);
 
+    /** Stands in for RoCEv2 through a gateway: messages sent with a gateway go to the in-process switch stand-in, which aggregates them. */
+    public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.ROCE_V2_FRAMES,
+            Capability.GATEWAY_NEXT_HOP);
+
     @Override
     public String name() {
         return NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     @Override
@@ -40,6 +52,7 @@ public final class InprocProvider implements VerbsProvider {
 
     @Override
     public Device open(DeviceOptions options) {
+        UnsupportedOptions.refuse(CAPABILITIES, options);
         int port = options.port() == 0 ? NEXT_PORT.incrementAndGet() : options.port();
         InetSocketAddress address = new InetSocketAddress(options.localAddress(), port);
         InprocDevice device = new InprocDevice(options, address);

@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A message-level stand-in for the NetReduce switch, for host-layer unit tests: it holds
  * each rank's message, sums the fp32 payloads in rank order when all P have arrived, and
- * delivers to every sender's peer that sender's own INA header followed by the sum. Rings
+ * delivers to every sender's peer that sender's own INA header, marked as a result of P
+ * contributions as the real switch marks it, followed by the sum. Rings
  * are created through the same HTTP/JSON requests as the real switch's control plane
  * ({@code POST /rings} with the client's ringId, {@code POST /rings/{id}/connections},
  * {@code DELETE /rings/{id}}); a ring that needs more than the memory budget (2N messages ×
@@ -201,6 +202,7 @@ public final class InprocSwitch implements AutoCloseable {
         for (int r = 0; r < a.messages.length; r++) {
             ByteBuffer out = ByteBuffer.allocate(InaHeader.LENGTH + payload);
             out.put(0, a.messages[r], 0, InaHeader.LENGTH).put(InaHeader.LENGTH, sum, 0, payload);
+            InaHeader.markResult(out, 0, a.messages.length);
             InprocQueuePair peer = a.senders[r].peer();
             peer.arrive(new InprocQueuePair.Incoming(a.senders[r], a.wrIds[r], null, out));
         }

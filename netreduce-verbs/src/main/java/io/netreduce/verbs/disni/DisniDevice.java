@@ -1,5 +1,6 @@
 package io.netreduce.verbs.disni;
 
+import io.netreduce.verbs.TransportCapabilities;
 import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.RdmaCm;
 import com.ibm.disni.verbs.RdmaCmEvent;
@@ -102,6 +103,11 @@ final class DisniDevice implements Device {
     @Override
     public String providerName() {
         return DisniVerbsProvider.NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return DisniVerbsProvider.CAPABILITIES;
     }
 
     @Override

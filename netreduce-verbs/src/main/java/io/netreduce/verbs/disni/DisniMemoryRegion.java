@@ -2,7 +2,8 @@ package io.netreduce.verbs.disni;
 
 import com.ibm.disni.verbs.IbvMr;
 import io.netreduce.verbs.Access;
-import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.ProtectionDomain;
+import io.netreduce.verbs.support.LocalRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -10,7 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** A direct buffer registered with the NIC ({@code ibv_reg_mr}); its address is the buffer's native address. */
-final class DisniMemoryRegion implements MemoryRegion {
+final class DisniMemoryRegion implements LocalRegion {
     private static final Logger LOG = LoggerFactory.getLogger(DisniMemoryRegion.class);
 
     private final DisniProtectionDomain pd;
@@ -30,7 +31,8 @@ final class DisniMemoryRegion implements MemoryRegion {
         return pd;
     }
 
-    boolean isOpen() {
+    @Override
+    public boolean isOpen() {
         return open;
     }
 
@@ -75,5 +77,10 @@ final class DisniMemoryRegion implements MemoryRegion {
         } catch (IOException e) {
             LOG.warn("ibv_dereg_mr of lkey {} failed", mr.getLkey(), e);
         }
+    }
+
+    @Override
+    public ProtectionDomain protectionDomain() {
+        return pd();
     }
 }

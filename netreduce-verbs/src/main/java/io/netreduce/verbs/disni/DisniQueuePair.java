@@ -1,5 +1,6 @@
 package io.netreduce.verbs.disni;
 
+import io.netreduce.verbs.support.ScatterGather;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.IbvRecvWR;
@@ -328,7 +329,7 @@ final class DisniQueuePair implements QueuePair {
     public void postSend(SendRequest request) {
         Objects.requireNonNull(request, "send request");
         ScatterGatherList sgl = request.sgl();
-        checkSgl(sgl, false);
+        ScatterGather.check(qpn, sgl, attributes.maxSge(), pd, false);
         synchronized (this) {
             if (state != QpState.READY && state != QpState.ERROR) {
                 throw new VerbsException("QP " + qpn + " is " + state + ": connect it before posting sends");
@@ -387,7 +388,7 @@ final class DisniQueuePair implements QueuePair {
     public void postRecv(RecvRequest request) {
         Objects.requireNonNull(request, "receive request");
         ScatterGatherList sgl = request.sgl();
-        checkSgl(sgl, true);
+        ScatterGather.check(qpn, sgl, attributes.maxSge(), pd, true);
         synchronized (this) {
             if (state == QpState.CLOSED) {
                 throw new VerbsException("QP " + qpn + " is closed: cannot post receives");
@@ -451,27 +452,6 @@ final class DisniQueuePair implements QueuePair {
             recvCalls[slot] = cached;
         }
         cached.call.execute();
-    }
-
-    private void checkSgl(ScatterGatherList sgl, boolean receive) {
-        if (sgl.count() > attributes.maxSge()) {
-            throw new VerbsException("QP " + qpn + ": request has " + sgl.count() + " SGEs, the queue pair allows "
-                    + attributes.maxSge());
-        }
-        for (int i = 0; i < sgl.count(); i++) {
-            MemoryRegion mr = sgl.region(i);
-            if (!(mr instanceof DisniMemoryRegion) || ((DisniMemoryRegion) mr).pd() != pd) {
-                throw new VerbsException("QP " + qpn + ": SGE " + i + " uses lkey " + mr.lkey()
-                        + ", a memory region of another protection domain or device");
-            }
-            if (!((DisniMemoryRegion) mr).isOpen()) {
-                throw new VerbsException("QP " + qpn + ": SGE " + i + " uses lkey " + mr.lkey() + ", which is deregistered");
-            }
-            if (receive && !mr.access().contains(Access.LOCAL_WRITE)) {
-                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the receive uses lkey " + mr.lkey()
-                        + ", registered without LOCAL_WRITE access");
-            }
-        }
     }
 
     // ------------------------------------------------------------------ teardown

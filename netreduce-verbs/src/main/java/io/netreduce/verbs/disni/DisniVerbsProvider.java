@@ -1,9 +1,12 @@
 package io.netreduce.verbs.disni;
 
+import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.support.UnsupportedOptions;
 import java.util.Objects;
 
 /**
@@ -15,9 +18,18 @@ import java.util.Objects;
 public final class DisniVerbsProvider implements VerbsProvider {
     public static final String NAME = "disni";
 
+    /** A NIC: RoCEv2 packets on a RoCE port (the fabric, not a gateway, puts a switch on the path); pinned memory. */
+    public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.ROCE_V2_FRAMES,
+            Capability.PATH_MTU_PACKETS, Capability.RDMA_WRITE_WITH_IMMEDIATE, Capability.REGISTRATION_PINS_MEMORY);
+
     @Override
     public String name() {
         return NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     @Override
@@ -37,6 +49,7 @@ public final class DisniVerbsProvider implements VerbsProvider {
         if (reason != null) {
             throw new VerbsException("verbs provider 'disni' cannot start: " + reason);
         }
+        UnsupportedOptions.refuse(CAPABILITIES, options);
         return new DisniDevice(options);
     }
 }

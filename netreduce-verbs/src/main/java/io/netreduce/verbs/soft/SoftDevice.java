@@ -1,5 +1,6 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.wire.roce.RoceAddressing;
 
 import io.netreduce.verbs.Access;
@@ -174,6 +175,11 @@ final class SoftDevice implements Device {
     @Override
     public String providerName() {
         return SoftProvider.NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return SoftProvider.CAPABILITIES;
     }
 
     @Override

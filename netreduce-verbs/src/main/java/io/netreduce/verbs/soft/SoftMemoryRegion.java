@@ -1,7 +1,8 @@
 package io.netreduce.verbs.soft;
 
 import io.netreduce.verbs.Access;
-import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.ProtectionDomain;
+import io.netreduce.verbs.support.LocalRegion;
 import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -12,7 +13,7 @@ import java.util.Set;
  * (regions are laid out one after another in a synthetic address space), so RDMA WRITE
  * targets are checked against the region found by rkey without touching native pointers.
  */
-final class SoftMemoryRegion implements MemoryRegion {
+final class SoftMemoryRegion implements LocalRegion {
     private final SoftProtectionDomain pd;
     /** Provider-side view: absolute accesses only, so sharing it across threads is safe. */
     final ByteBuffer memory;
@@ -87,5 +88,15 @@ final class SoftMemoryRegion implements MemoryRegion {
     public String toString() {
         return "MR{lkey=0x" + Integer.toHexString(lkey) + ", rkey=0x" + Integer.toHexString(rkey) + ", addr=0x"
                 + Long.toHexString(address) + ", len=" + length + "}";
+    }
+
+    @Override
+    public ProtectionDomain protectionDomain() {
+        return pd();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !isClosed();
     }
 }

@@ -1,7 +1,9 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsProvider;
 import io.netty.channel.epoll.Epoll;
 import java.util.Objects;
@@ -13,9 +15,19 @@ import java.util.Objects;
 public final class SoftProvider implements VerbsProvider {
     public static final String NAME = "soft";
 
+    /** Real RoCEv2 packets over UDP, through the gateway when one is set. */
+    public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.ROCE_V2_FRAMES,
+            Capability.GATEWAY_NEXT_HOP, Capability.INJECTED_FAULTS, Capability.PATH_MTU_PACKETS,
+            Capability.RDMA_WRITE_WITH_IMMEDIATE);
+
     @Override
     public String name() {
         return NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.verbs.support.ScatterGather;
 import io.netreduce.wire.roce.RoceAddressing;
 
 import io.netreduce.verbs.Access;
@@ -174,13 +175,9 @@ final class SoftQueuePair implements QueuePair {
         if (s == QpState.CLOSED) {
             throw new VerbsException("queue pair " + qpn + " is closed");
         }
-        ScatterGatherList sgl = request.sgl();
-        if (sgl.count() > attributes.maxSge()) {
-            throw new VerbsException("send request has " + sgl.count() + " SGEs, queue pair " + qpn + " allows "
-                    + attributes.maxSge());
-        }
-        if (sgl.totalLength() > Integer.MAX_VALUE) {
-            throw new VerbsException("message of " + sgl.totalLength() + " bytes exceeds the 2 GiB RC limit");
+        long total = ScatterGather.check(qpn, request.sgl(), attributes.maxSge(), pd, false);
+        if (total > Integer.MAX_VALUE) {
+            throw new VerbsException("QP " + qpn + ": message of " + total + " bytes exceeds the 2 GiB RC limit");
         }
         synchronized (sendRing.producerLock()) {
             SendWqe w = sendRing.claim();
@@ -201,23 +198,7 @@ final class SoftQueuePair implements QueuePair {
         if (s == QpState.CLOSED || s == QpState.RESET) {
             throw new VerbsException("queue pair " + qpn + " cannot take receives in state " + s);
         }
-        ScatterGatherList sgl = request.sgl();
-        if (sgl.count() > attributes.maxSge()) {
-            throw new VerbsException("receive request has " + sgl.count() + " SGEs, queue pair " + qpn + " allows "
-                    + attributes.maxSge());
-        }
-        for (int i = 0; i < sgl.count(); i++) {
-            MemoryRegion r = sgl.region(i);
-            if (!(r instanceof SoftMemoryRegion) || ((SoftMemoryRegion) r).pd() != pd) {
-                throw new VerbsException("receive SGE " + i + " names a memory region outside this protection domain");
-            }
-            if (((SoftMemoryRegion) r).isClosed()) {
-                throw new VerbsException("receive SGE " + i + " names a deregistered memory region");
-            }
-            if (!((SoftMemoryRegion) r).allows(Access.LOCAL_WRITE)) {
-                throw new VerbsException("receive SGE " + i + " names a memory region without LOCAL_WRITE access");
-            }
-        }
+        ScatterGather.check(qpn, request.sgl(), attributes.maxSge(), pd, true);
         synchronized (recvRing.producerLock()) {
             RecvWqe w = recvRing.claim();
             if (w == null) {

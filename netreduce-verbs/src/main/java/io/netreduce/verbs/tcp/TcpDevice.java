@@ -1,5 +1,6 @@
 package io.netreduce.verbs.tcp;
 
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.CompletionQueue;
 import io.netreduce.verbs.Counter;
@@ -12,6 +13,7 @@ import io.netreduce.verbs.VerbsException;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -84,6 +86,9 @@ final class TcpDevice implements Device {
         InetSocketAddress bind = new InetSocketAddress(options.localAddress(), options.port());
         try {
             server = ServerSocketChannel.open();
+            // A device reopened on the same address (the next job, the next test) must not wait
+            // for its predecessor's connections to leave TIME_WAIT.
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             server.bind(bind, 64);
             boundAddress = (InetSocketAddress) server.getLocalAddress();
         } catch (IOException e) {
@@ -156,6 +161,11 @@ final class TcpDevice implements Device {
     @Override
     public String providerName() {
         return TcpVerbsProvider.NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return TcpVerbsProvider.CAPABILITIES;
     }
 
     @Override

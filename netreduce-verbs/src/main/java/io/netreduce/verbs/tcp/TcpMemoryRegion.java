@@ -1,7 +1,8 @@
 package io.netreduce.verbs.tcp;
 
 import io.netreduce.verbs.Access;
-import io.netreduce.verbs.MemoryRegion;
+import io.netreduce.verbs.ProtectionDomain;
+import io.netreduce.verbs.support.LocalRegion;
 import java.nio.ByteBuffer;
 import java.util.Set;
 
@@ -10,7 +11,7 @@ import java.util.Set;
  * region's id in the upper 32 bits, so that every region of a device has a distinct,
  * non-overlapping address range that an RDMA WRITE can name.
  */
-final class TcpMemoryRegion implements MemoryRegion {
+final class TcpMemoryRegion implements LocalRegion {
     private final TcpProtectionDomain pd;
     private final ByteBuffer buffer;
     private final int id;
@@ -36,7 +37,8 @@ final class TcpMemoryRegion implements MemoryRegion {
         return pd;
     }
 
-    boolean isOpen() {
+    @Override
+    public boolean isOpen() {
         return open;
     }
 
@@ -92,5 +94,10 @@ final class TcpMemoryRegion implements MemoryRegion {
     @Override
     public String toString() {
         return "MR{id=" + id + ", " + length() + " bytes, " + access + "}";
+    }
+
+    @Override
+    public ProtectionDomain protectionDomain() {
+        return pd();
     }
 }

@@ -20,13 +20,14 @@ import java.util.Locale;
  *       block on) the completion queue of every queue pair it expects progress from. A
  *       device task drives queue pairs nobody has polled for
  *       {@link TcpDevice#FALLBACK_IDLE_NANOS}, so a peer is never stalled for good, only
- *       slowed. The communicators ask for this mode: their ring polls one completion queue
- *       for both of its queue pairs.</li>
+ *       slowed. The communicators ask for this mode ({@link DeviceOptions#callerPolls()}):
+ *       their ring polls one completion queue for both of its queue pairs.</li>
  * </ul>
  *
  * Chosen per device by the option {@value TcpVerbsProvider#PROGRESS}, else the system
  * property of the same name, else the environment variable
- * {@value TcpVerbsProvider#PROGRESS_ENVIRONMENT}, else {@link #THREADS}.
+ * {@value TcpVerbsProvider#PROGRESS_ENVIRONMENT}, else {@link #POLL} when the device's
+ * options say the caller polls ({@link DeviceOptions#callerPolls()}), else {@link #THREADS}.
  */
 enum TcpProgress {
     THREADS,
@@ -38,7 +39,7 @@ enum TcpProgress {
     static TcpProgress of(DeviceOptions options) {
         String value = SETTING.value(options);
         if (value == null) {
-            return DEFAULT;
+            return options.callerPolls() ? POLL : DEFAULT;
         }
         switch (value.toLowerCase(Locale.ROOT)) {
             case "threads":

@@ -1,5 +1,6 @@
 package io.netreduce.verbs.tcp;
 
+import io.netreduce.verbs.support.ScatterGather;
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Counters;
@@ -419,7 +420,7 @@ final class TcpQueuePair implements QueuePair {
     public void postSend(SendRequest request) {
         Objects.requireNonNull(request, "send request");
         ScatterGatherList sgl = request.sgl();
-        long total = checkSgl(sgl, false, "send");
+        long total = ScatterGather.check(qpn, sgl, attributes.maxSge(), pd, false);
         if (total > Integer.MAX_VALUE) {
             throw new VerbsException("QP " + qpn + ": message of " + total + " bytes exceeds the 2 GiB limit");
         }
@@ -462,7 +463,7 @@ final class TcpQueuePair implements QueuePair {
     @Override
     public void postRecv(RecvRequest request) {
         Objects.requireNonNull(request, "receive request");
-        long total = checkSgl(request.sgl(), true, "receive");
+        long total = ScatterGather.check(qpn, request.sgl(), attributes.maxSge(), pd, true);
         lock.lock();
         try {
             if (state == QpState.ERROR) {
@@ -481,32 +482,6 @@ final class TcpQueuePair implements QueuePair {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** Checks every SGE names an open region of this PD (with LOCAL_WRITE for receives); returns the total length. */
-    private long checkSgl(ScatterGatherList sgl, boolean receive, String what) {
-        if (sgl.count() > attributes.maxSge()) {
-            throw new VerbsException("QP " + qpn + ": " + what + " request has " + sgl.count()
-                    + " SGEs, the queue pair allows " + attributes.maxSge());
-        }
-        long total = 0;
-        for (int i = 0; i < sgl.count(); i++) {
-            MemoryRegion mr = sgl.region(i);
-            if (!(mr instanceof TcpMemoryRegion) || ((TcpMemoryRegion) mr).pd() != pd) {
-                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the " + what + " request uses lkey "
-                        + mr.lkey() + ", a memory region of another protection domain or device");
-            }
-            if (!((TcpMemoryRegion) mr).isOpen()) {
-                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the " + what + " request uses lkey "
-                        + mr.lkey() + ", which is deregistered");
-            }
-            if (receive && !mr.access().contains(Access.LOCAL_WRITE)) {
-                throw new VerbsException("QP " + qpn + ": SGE " + i + " of the receive request uses lkey " + mr.lkey()
-                        + ", registered without LOCAL_WRITE access");
-            }
-            total += sgl.length(i);
-        }
-        return total;
     }
 
     // ------------------------------------------------------------------ writing frames

@@ -1,8 +1,11 @@
 package io.netreduce.verbs.tcp;
 
+import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
+import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.support.UnsupportedOptions;
 import java.util.Objects;
 
 /**
@@ -14,8 +17,10 @@ public final class TcpVerbsProvider implements VerbsProvider {
     public static final String NAME = "tcp";
     /**
      * Device option (and system property) choosing who moves the bytes: {@code threads}
-     * (default: a reader and a writer thread per queue pair, progress as on a NIC) or
-     * {@code poll} (the thread polling a completion queue drives its queue pairs' sockets).
+     * (a reader and a writer thread per queue pair, progress as on a NIC) or {@code poll}
+     * (the thread polling a completion queue drives its queue pairs' sockets). Unset, a
+     * device polls when its options say the caller polls ({@link DeviceOptions#callerPolls()}),
+     * else uses threads.
      */
     public static final String PROGRESS = "tcp.progress";
     /** Environment variable with the same meaning, read when neither the option nor the property is set. */
@@ -31,19 +36,18 @@ public final class TcpVerbsProvider implements VerbsProvider {
     /** Environment variable with the same meaning, read when neither the option nor the property is set. */
     public static final String SPIN_MICROS_ENVIRONMENT = "NETREDUCE_TCP_SPIN_MICROS";
 
-    /**
-     * Asks for polled progress, for code whose waits poll the completion queue of every queue
-     * pair they need (as the communicators' ring does), unless the process chose a mode itself
-     * (system property or environment), which then stays in force. Harmless for other
-     * providers, which ignore the option.
-     */
-    public static DeviceOptions.Builder preferPolledProgress(DeviceOptions.Builder builder) {
-        return TcpProgress.SETTING.processWide() == null ? builder.property(PROGRESS, "poll") : builder;
-    }
+    /** One framed TCP stream per queue pair, straight to the peer: no RoCEv2 packets, no gateway. */
+    public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.RDMA_WRITE_WITH_IMMEDIATE,
+            Capability.PROGRESS_ON_POLLING_THREAD);
 
     @Override
     public String name() {
         return NAME;
+    }
+
+    @Override
+    public TransportCapabilities capabilities() {
+        return CAPABILITIES;
     }
 
     @Override
@@ -58,6 +62,7 @@ public final class TcpVerbsProvider implements VerbsProvider {
 
     @Override
     public Device open(DeviceOptions options) {
-        return new TcpDevice(Objects.requireNonNull(options, "options"));
+        UnsupportedOptions.refuse(CAPABILITIES, Objects.requireNonNull(options, "options"));
+        return new TcpDevice(options);
     }
 }

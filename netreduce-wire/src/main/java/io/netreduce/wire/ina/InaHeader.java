@@ -4,26 +4,44 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * Flyweight over the 16-byte in-network-aggregation header that starts the data of every
- * NetReduce message (design brief §3), big-endian:
- * {@code u8 version | u8 dtype | u16 rank | u32 ringId | u32 msgId | u32 payloadLen}.
+ * Flyweight over the 20-byte in-network-aggregation header that starts the data of every
+ * NetReduce message, big-endian (docs/protocol.md, "INA header"):
  *
- * <p>It is part of the host/switch wire contract, so it lives with the RoCE wire format:
- * the host writes it into the first bytes of each SEND (a gather list
- * {@code [header, tensor slice]}), the switch reads it from each message's first packet
- * to fill its connection lookup table, and rewrites it per connection in the result.
- * Its length is a multiple of 4 so that float lanes line up across ranks.
+ * <pre>
+ *  0  u8  version        2
+ *  1  u8  dtype          {@link #DTYPE_FP32} or {@link #DTYPE_INT32}
+ *  2  u8  flags          {@link #FLAG_RESULT}: set by the switch on every result it emits; 0 from hosts
+ *  3  u8  reserved       0
+ *  4  u16 rank           the sender's rank (a result keeps the header of the connection it travels on)
+ *  6  u16 contributions  results: how many ranks' payloads the sum holds; 0 from hosts
+ *  8  u32 ringId
+ * 12  u32 msgId
+ * 16  u32 payloadLen     tensor bytes after the header
+ * </pre>
+ *
+ * <p>It is the host/switch wire contract: the host writes it into the first bytes of each
+ * SEND (a gather list {@code [header, tensor slice]}), the switch reads it from each
+ * message's first packet to fill its connection lookup table, and marks the copy it emits
+ * with each result, so that a host can tell a complete aggregate from anything else (its
+ * predecessor's own tensor, had a packet gone around the switch). Its length is a
+ * multiple of 4 so that float lanes line up across ranks.
  */
 public final class InaHeader {
-    public static final int LENGTH = 16;
-    public static final int VERSION = 1;
+    public static final int LENGTH = 20;
+    public static final int VERSION = 2;
 
     public static final int VERSION_OFFSET = 0;
     public static final int DTYPE_OFFSET = 1;
-    public static final int RANK_OFFSET = 2;
-    public static final int RING_ID_OFFSET = 4;
-    public static final int MSG_ID_OFFSET = 8;
-    public static final int PAYLOAD_LENGTH_OFFSET = 12;
+    public static final int FLAGS_OFFSET = 2;
+    public static final int RESERVED_OFFSET = 3;
+    public static final int RANK_OFFSET = 4;
+    public static final int CONTRIBUTIONS_OFFSET = 6;
+    public static final int RING_ID_OFFSET = 8;
+    public static final int MSG_ID_OFFSET = 12;
+    public static final int PAYLOAD_LENGTH_OFFSET = 16;
+
+    /** Flag: this message is a switch's result, the sum of {@link #contributions()} ranks' payloads. */
+    public static final int FLAG_RESULT = 0x01;
 
     /** IEEE-754 single precision, summed as floats in rank order. */
     public static final int DTYPE_FP32 = 0;
@@ -55,8 +73,22 @@ public final class InaHeader {
         return buffer.get(offset + DTYPE_OFFSET) & 0xFF;
     }
 
+    public int flags() {
+        return buffer.get(offset + FLAGS_OFFSET) & 0xFF;
+    }
+
+    /** True if a switch emitted this message as a result. */
+    public boolean isResult() {
+        return (flags() & FLAG_RESULT) != 0;
+    }
+
     public int rank() {
         return buffer.getShort(offset + RANK_OFFSET) & 0xFFFF;
+    }
+
+    /** In a result: how many ranks' payloads were summed; 0 in a host's message. */
+    public int contributions() {
+        return buffer.getShort(offset + CONTRIBUTIONS_OFFSET) & 0xFFFF;
     }
 
     public int ringId() {
@@ -72,14 +104,24 @@ public final class InaHeader {
         return buffer.getInt(offset + PAYLOAD_LENGTH_OFFSET);
     }
 
+    /** Writes a host's header: this version, no flags, no contributions. */
     public InaHeader set(int dtype, int rank, int ringId, int msgId, int payloadLength) {
         buffer.put(offset + VERSION_OFFSET, (byte) VERSION);
         buffer.put(offset + DTYPE_OFFSET, (byte) dtype);
+        buffer.put(offset + FLAGS_OFFSET, (byte) 0);
+        buffer.put(offset + RESERVED_OFFSET, (byte) 0);
         buffer.putShort(offset + RANK_OFFSET, (short) rank);
+        buffer.putShort(offset + CONTRIBUTIONS_OFFSET, (short) 0);
         buffer.putInt(offset + RING_ID_OFFSET, ringId);
         buffer.putInt(offset + MSG_ID_OFFSET, msgId);
         buffer.putInt(offset + PAYLOAD_LENGTH_OFFSET, payloadLength);
         return this;
+    }
+
+    /** Marks the header at {@code at} of {@code b} as a result summing {@code contributions} ranks. */
+    public static void markResult(ByteBuffer b, int at, int contributions) {
+        b.put(at + FLAGS_OFFSET, (byte) FLAG_RESULT);
+        b.putShort(at + CONTRIBUTIONS_OFFSET, (short) contributions);
     }
 
     public static boolean isKnownDtype(int dtype) {
@@ -106,7 +148,8 @@ public final class InaHeader {
 
     @Override
     public String toString() {
-        return "INA{v" + version() + " dtype=" + dtype() + " rank=" + rank() + " ring=" + ringId()
-                + " msg=" + msgId() + " len=" + payloadLength() + "}";
+        return "INA{v" + version() + " dtype=" + dtype() + (isResult() ? " result of " + contributions() : "")
+                + " rank=" + rank() + " ring=" + Integer.toUnsignedString(ringId()) + " msg=" + msgId()
+                + " len=" + payloadLength() + "}";
     }
 }

@@ -68,7 +68,7 @@ public class HostCostBenchmark {
         tensor = rank.pd.register(b, EnumSet.of(Access.LOCAL_WRITE));
         copyTarget = ByteBuffer.allocateDirect(tensorBytes);
         engine = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq,
-                new RingSettings(1, 0, InaHeader.DTYPE_FP32, window, payloadBytes, Duration.ofSeconds(30)));
+                new RingSettings(1, 0, 1, InaHeader.DTYPE_FP32, window, payloadBytes, Duration.ofSeconds(30)));
     }
 
     @Benchmark

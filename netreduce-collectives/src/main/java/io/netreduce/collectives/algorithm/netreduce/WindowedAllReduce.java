@@ -78,6 +78,11 @@ public final class WindowedAllReduce implements AutoCloseable {
         return settings;
     }
 
+    /** Time spent waiting for completions so far, in nanoseconds. */
+    public long waitNanos() {
+        return pump.waitNanos();
+    }
+
     /**
      * Reduces {@code elements} elements at byte {@code inOffset} of {@code input} into byte
      * {@code outOffset} of {@code output} (the same region and offset for in place).
@@ -155,19 +160,35 @@ public final class WindowedAllReduce implements AutoCloseable {
         }
     }
 
-    /** Results arrive in order on an RC connection; each must carry the header we sent. */
+    /**
+     * Results arrive in order on an RC connection; each must be the switch's complete
+     * aggregate of this ring's message: marked as a result of every rank's contribution, with
+     * the ring, message id and length we sent. Anything else (a predecessor's own tensor that
+     * went around the switch, a partial sum, another ring's message) fails the collective
+     * instead of becoming a silently wrong sum.
+     */
     private void verify(int msg, WorkCompletion wc) {
         int expectedLength = plan.payloadLength(msg);
         header.wrap(headerBytes, (sendSlots + msg % settings.window()) * HEADER);
+        String where = "rank " + settings.rank() + ", ring " + Integer.toUnsignedString(settings.ringId()) + ": result "
+                + results + " of " + plan.messageCount();
         if (msg != results || wc.byteLength() != HEADER + expectedLength
                 || header.version() != InaHeader.VERSION || header.dtype() != settings.dtype()
                 || header.ringId() != settings.ringId() || header.msgId() != msgBase + msg
                 || header.payloadLength() != expectedLength) {
-            throw new ResultMismatchException("rank " + settings.rank() + ", ring " + settings.ringId()
-                    + ": result " + results + " of " + plan.messageCount() + " arrived as " + wc.byteLength()
-                    + " bytes with header " + header + " but message " + msg + " was sent as ring "
-                    + settings.ringId() + ", msg " + (msgBase + msg) + ", len " + expectedLength + ", dtype " + settings.dtype()
+            throw new ResultMismatchException(where + " arrived as " + wc.byteLength() + " bytes with header " + header
+                    + " but message " + msg + " was sent as ring " + Integer.toUnsignedString(settings.ringId())
+                    + ", msg " + (msgBase + msg) + ", len " + expectedLength + ", dtype " + settings.dtype()
                     + " (does another rank reduce a tensor of a different length?)");
+        }
+        if (!header.isResult()) {
+            throw new ResultMismatchException(where + " did not come from the NetReduce switch: it carries rank "
+                    + header.rank() + "'s own header, unmarked, so its packets went around the switch (every device "
+                    + "must reach its successor through the switch: check the gateway, or the fabric's path)");
+        }
+        if (header.contributions() != settings.ranks()) {
+            throw new ResultMismatchException(where + " is a sum of " + header.contributions() + " ranks' tensors but "
+                    + "the ring has " + settings.ranks() + " ranks (the switch holds this ring with another size?)");
         }
     }
 

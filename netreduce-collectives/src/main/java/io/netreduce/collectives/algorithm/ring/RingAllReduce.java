@@ -125,6 +125,11 @@ public final class RingAllReduce implements AutoCloseable {
         this.recvBase = new int[2 * size];
     }
 
+    /** Time spent waiting for completions so far, in nanoseconds. */
+    public long waitNanos() {
+        return pump.waitNanos();
+    }
+
     /**
      * Sums {@code n} elements at byte {@code inOffset} of {@code input} across the ring into
      * byte {@code outOffset} of {@code output} (the same region and offset for in place).

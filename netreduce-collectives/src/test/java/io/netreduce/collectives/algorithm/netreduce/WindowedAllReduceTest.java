@@ -115,7 +115,7 @@ class WindowedAllReduceTest {
             for (int r = 0; r < p; r++) {
                 InprocRing.Rank rank = ring.ranks.get(r);
                 ByteBuffer tensor = tensors.get(r);
-                RingSettings s = new RingSettings(RING_ID, r, InaHeader.DTYPE_FP32, window, PAYLOAD,
+                RingSettings s = new RingSettings(RING_ID, r, p, InaHeader.DTYPE_FP32, window, PAYLOAD,
                         Duration.ofSeconds(10));
                 done.add(pool.submit(() -> {
                     MemoryRegion mr = rank.pd.register(tensor, EnumSet.of(Access.LOCAL_WRITE));
@@ -154,7 +154,8 @@ class WindowedAllReduceTest {
                 InprocRing.Rank rank = ring.ranks.get(r);
                 int n = r == 1 ? 99 : 100; // same message count, different last payload
                 FloatBuffer t = randomTensor(random, n);
-                RingSettings s = new RingSettings(RING_ID, r, InaHeader.DTYPE_FP32, 2, PAYLOAD, Duration.ofSeconds(5));
+                RingSettings s = new RingSettings(RING_ID, r, p, InaHeader.DTYPE_FP32, 2, PAYLOAD,
+                        Duration.ofSeconds(5));
                 done.add(pool.submit(() -> {
                     ByteBuffer bytes = ByteBuffer.allocateDirect(n * 4);
                     MemoryRegion mr = rank.pd.register(bytes, EnumSet.of(Access.LOCAL_WRITE));
@@ -182,7 +183,7 @@ class WindowedAllReduceTest {
             InprocRing.Rank rank = ring.ranks.get(0);
             ByteBuffer bytes = ByteBuffer.allocateDirect(4000);
             MemoryRegion mr = rank.pd.register(bytes, EnumSet.of(Access.LOCAL_WRITE));
-            RingSettings s = new RingSettings(RING_ID, 0, InaHeader.DTYPE_FP32, 2, PAYLOAD, Duration.ofMillis(300));
+            RingSettings s = new RingSettings(RING_ID, 0, 2, InaHeader.DTYPE_FP32, 2, PAYLOAD, Duration.ofMillis(300));
             long t0 = System.nanoTime();
             try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
                 HostTimeoutException e = assertThrows(HostTimeoutException.class,
@@ -200,7 +201,7 @@ class WindowedAllReduceTest {
         try (InprocRing ring = new InprocRing(InprocProvider.NAME, 2, sw.datapath(), 0)) {
             InprocRing.Rank rank = ring.ranks.get(0);
             MemoryRegion mr = rank.pd.register(ByteBuffer.allocateDirect(400), EnumSet.of(Access.LOCAL_WRITE));
-            RingSettings s = new RingSettings(RING_ID, 0, InaHeader.DTYPE_FP32, 2, PAYLOAD, Duration.ofSeconds(30));
+            RingSettings s = new RingSettings(RING_ID, 0, 2, InaHeader.DTYPE_FP32, 2, PAYLOAD, Duration.ofSeconds(30));
             try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
                 IllegalStateException e = assertThrows(IllegalStateException.class,
                         () -> w.run(mr, 0, mr, 0, 100, MessageHooks.NONE, idle -> {
@@ -219,7 +220,7 @@ class WindowedAllReduceTest {
         try (InprocRing ring = new InprocRing(InprocProvider.NAME, 1, new InetSocketAddress("127.0.0.1", 1), 0)) {
             InprocRing.Rank rank = ring.ranks.get(0);
             MemoryRegion mr = rank.pd.register(ByteBuffer.allocateDirect(400), EnumSet.of(Access.LOCAL_WRITE));
-            RingSettings s = new RingSettings(RING_ID, 0, InaHeader.DTYPE_FP32, 1, PAYLOAD, Duration.ofSeconds(30));
+            RingSettings s = new RingSettings(RING_ID, 0, 1, InaHeader.DTYPE_FP32, 1, PAYLOAD, Duration.ofSeconds(30));
             try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
                 HostException e = assertThrows(HostException.class,
                         () -> w.run(mr, 0, mr, 0, 100, MessageHooks.NONE, ProgressGuard.NONE));

@@ -1,0 +1,50 @@
+package io.netreduce.cli.allreduce;
+
+import io.netreduce.cli.CliException;
+import io.netreduce.cli.ExitCode;
+import io.netreduce.collectives.ReduceOp;
+import io.netreduce.collectives.algorithm.Algorithms;
+import io.netreduce.collectives.algorithm.ElementType;
+import io.netreduce.collectives.algorithm.ring.RingAlgorithm;
+import io.netreduce.verbs.Capability;
+import io.netreduce.verbs.TransportCapabilities;
+import io.netreduce.verbs.Verbs;
+import io.netreduce.verbs.VerbsException;
+import java.util.List;
+
+/**
+ * What {@code demo} and {@code bench} check before they start a switch and workers: known
+ * algorithms, a transport that can run here and carry each of them, and loss only where
+ * the transport can inject it. Each refusal is one line that says what to use instead.
+ */
+public final class RunChecks {
+    private RunChecks() {
+    }
+
+    public static void check(List<String> algorithms, String transportName, double loss) {
+        for (String a : algorithms) {
+            if (!Algorithms.isKnown(a)) {
+                throw new CliException("unknown algorithm '" + a + "' (" + String.join(", ", Algorithms.names()) + ")",
+                        ExitCode.USAGE, null);
+            }
+        }
+        TransportCapabilities transport;
+        try {
+            transport = Verbs.provider(transportName).capabilities();
+        } catch (VerbsException e) {
+            throw new CliException("--transport: " + e.getMessage(), ExitCode.USAGE, e);
+        }
+        if (loss > 0 && !transport.has(Capability.INJECTED_FAULTS)) {
+            throw new CliException("--loss needs a transport that injects packet loss (" + String.join(", ",
+                    Verbs.providersWith(Capability.INJECTED_FAULTS)) + "): '" + transportName + "' carries no packets "
+                    + "of its own to drop", ExitCode.USAGE, null);
+        }
+        for (String a : algorithms) {
+            String why = Algorithms.create(a).unsupported(ReduceOp.SUM, ElementType.FLOAT32, transport);
+            if (why != null) {
+                throw new CliException(why + (algorithms.size() > 1 ? "; or run with --algorithms " + RingAlgorithm.NAME
+                        : ""), ExitCode.USAGE, null);
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.netreduce.collectives.algorithm;
+
+import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.collectives.rendezvous.StoreClient;
+import io.netreduce.verbs.FaultPlan;
+import io.netreduce.verbs.TransportCapabilities;
+import io.netreduce.verbs.Verbs;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+
+/**
+ * What an algorithm gets when it joins a group: the configuration, this rank's place, the
+ * transport's capabilities, and a private corner of the rendezvous store to set itself up
+ * through (each join attempt its own key prefix, so a fallback after a failed attempt never
+ * reads the failed one's keys).
+ */
+public final class GroupContext {
+    private final CommunicatorConfig config;
+    private final StoreClient store;
+    private final String prefix;
+    private final TransportCapabilities transport;
+
+    public GroupContext(CommunicatorConfig config, StoreClient store, int attempt) {
+        this.config = config;
+        this.store = store;
+        this.prefix = "join/" + attempt + "/";
+        this.transport = Verbs.provider(config.transport()).capabilities();
+    }
+
+    public CommunicatorConfig config() {
+        return config;
+    }
+
+    public int rank() {
+        return config.rank();
+    }
+
+    public int size() {
+        return config.worldSize();
+    }
+
+    public Duration timeout() {
+        return config.timeout();
+    }
+
+    public TransportCapabilities transport() {
+        return transport;
+    }
+
+    /** Publishes {@code value} under {@code key} for every rank of this join attempt. */
+    public void publish(String key, String value) {
+        store.set(prefix + key, value, config.timeout());
+    }
+
+    /** Waits (up to the timeout) for the value another rank publishes under {@code key}. */
+    public String await(String key) {
+        return store.get(prefix + key, config.timeout());
+    }
+
+    /**
+     * The configured egress faults, reseeded per rank so that ranks lose different packets
+     * (the same seed on every rank would drop the same positions everywhere).
+     */
+    public FaultPlan rankFaults() {
+        FaultPlan f = config.faults();
+        return f.isNone() ? f : new FaultPlan(f.seed() * 31 + rank(), f.loss(), f.duplicate(), f.reorder(), f.corrupt());
+    }
+
+    /**
+     * The address this rank's device binds: the configured one, else prefix.(rank+2)
+     * (127.0.0.(rank+2) by default) when the master is on loopback, so that every rank of a
+     * single-machine group is its own emulated host, else this host's address.
+     */
+    public String localAddress() {
+        if (config.localAddress() != null) {
+            return config.localAddress();
+        }
+        try {
+            if (InetAddress.getByName(config.masterAddress()).isLoopbackAddress()) {
+                if (rank() > 250) {
+                    throw new IllegalArgumentException("more than 251 ranks on one machine: set NETREDUCE_LOCAL_ADDR");
+                }
+                return config.loopbackPrefix() + (rank() + 2);
+            }
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("cannot resolve " + config.masterAddress() + ": set NETREDUCE_LOCAL_ADDR",
+                    e);
+        }
+    }
+}

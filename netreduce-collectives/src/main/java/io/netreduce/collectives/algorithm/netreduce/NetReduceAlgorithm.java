@@ -1,0 +1,243 @@
+package io.netreduce.collectives.algorithm.netreduce;
+
+import io.netreduce.collectives.ReduceOp;
+import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
+import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
+import io.netreduce.collectives.algorithm.ElementType;
+import io.netreduce.collectives.algorithm.GroupContext;
+import io.netreduce.collectives.algorithm.ProgressGuard;
+import io.netreduce.collectives.algorithm.RingConnections;
+import io.netreduce.collectives.algorithm.ScratchTensor;
+import io.netreduce.collectives.algorithm.SumCollectives;
+import io.netreduce.collectives.algorithm.TensorMemory;
+import io.netreduce.collectives.algorithm.Traffic;
+import io.netreduce.verbs.Capability;
+import io.netreduce.verbs.QpEndpoint;
+import io.netreduce.verbs.TransportCapabilities;
+import io.netreduce.verbs.Verbs;
+import io.netreduce.wire.control.ConnectionEntry;
+import io.netreduce.wire.control.RingSpec;
+import io.netreduce.wire.control.SwitchControlClient;
+import java.net.InetSocketAddress;
+import java.nio.FloatBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * In-network aggregation: every rank sends its tensor once through a NetReduce switch and
+ * receives the sum once ({@link WindowedAllReduce}, the paper's host flow control). Joining
+ * creates a ring on the switch (rank 0, through its control plane), builds the ring of RC
+ * connections with the switch as every device's gateway, and registers those connections
+ * with the switch before anyone connects. The switch only adds, so MAX and MIN are refused;
+ * broadcast, all-gather and reduce-scatter are sums ({@link SumCollectives}).
+ */
+public final class NetReduceAlgorithm implements CollectiveAlgorithm {
+    public static final String NAME = "netreduce";
+    private static final Logger LOG = LoggerFactory.getLogger(NetReduceAlgorithm.class);
+    private static final String PLAN = "netreduce-plan";
+    private static final String GO = "netreduce-go";
+    private static final String READY = "ready ";
+
+    private GroupContext group;
+    private int ringId;
+    private RingConnections connections;
+    private WindowedAllReduce window;
+    private TensorMemory memory;
+    private final ScratchTensor scratch = new ScratchTensor();
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String unsupported(ReduceOp op, ElementType type, TransportCapabilities transport) {
+        if (!transport.has(Capability.ROCE_V2_FRAMES)) {
+            return "algorithm 'netreduce' cannot run over transport '" + transport.transport() + "': it does not carry "
+                    + "messages as RoCEv2 packets, so no NetReduce switch can aggregate them; use transport "
+                    + transportsWith(Capability.ROCE_V2_FRAMES) + " for netreduce, or algorithm 'ring' over '"
+                    + transport.transport() + "' (NETREDUCE_FALLBACK=ring allows the fallback)";
+        }
+        if (!op.isSum()) {
+            return op + " all-reduce needs the ring algorithm: a NetReduce switch can only add (this communicator uses "
+                    + "netreduce)";
+        }
+        if (type != ElementType.FLOAT32) {
+            return "netreduce sums float32 tensors only, not " + type;
+        }
+        return null;
+    }
+
+    /** The registered transports that have {@code c}, for messages: "'soft' or 'disni'". */
+    private static String transportsWith(Capability c) {
+        List<String> names = Verbs.providersWith(c).stream().map(n -> "'" + n + "'").toList();
+        return names.isEmpty() ? "with RoCEv2 packets" : String.join(" or ", names);
+    }
+
+    @Override
+    public boolean startsTogether() {
+        return true;
+    }
+
+    @Override
+    public void join(GroupContext g) throws AlgorithmUnavailableException {
+        group = g;
+        String plan;
+        if (g.rank() == 0) {
+            plan = createRingOnSwitch(g);
+            g.publish(PLAN, plan);
+        } else {
+            plan = g.await(PLAN);
+        }
+        if (!plan.startsWith(READY)) {
+            throw new AlgorithmUnavailableException(plan);
+        }
+        ringId = Integer.parseUnsignedInt(plan.substring(READY.length()));
+        InetSocketAddress gateway = g.transport().has(Capability.GATEWAY_NEXT_HOP) ? g.config().switchAddress() : null;
+        if (gateway == null && g.rank() == 0) {
+            LOG.info("rank 0: transport '{}' routes by its fabric, so the NetReduce switch must sit on the path between "
+                    + "the ranks (every result is checked to come from it)", g.transport().transport());
+        }
+        connections = RingConnections.open(g, gateway, g.config().window());
+        try {
+            connections.publishEndpoints(g);
+            String go;
+            if (g.rank() == 0) {
+                go = registerConnections(g);
+                g.publish(GO, go);
+            } else {
+                go = g.await(GO);
+            }
+            if (!"ok".equals(go)) {
+                throw new AlgorithmUnavailableException(go);
+            }
+            connections.connect(g);
+            memory = new TensorMemory(connections.pd);
+            window = new WindowedAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq,
+                    new RingSettings(ringId, g.rank(), g.size(), ElementType.FLOAT32.inaDtype(), g.config().window(),
+                            g.config().messageBytes(), g.timeout()));
+        } catch (AlgorithmUnavailableException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** Rank 0: "ready &lt;ringId&gt;", or why in-network aggregation cannot run. */
+    private static String createRingOnSwitch(GroupContext g) {
+        var c = g.config();
+        if (c.switchAddress() == null) {
+            return "no switch is configured (set NETREDUCE_SWITCH to its host:port)";
+        }
+        // Rings are named by their users; a random id keeps concurrent jobs on one switch apart.
+        int ringId = 1 + ThreadLocalRandom.current().nextInt(Integer.MAX_VALUE - 1);
+        try {
+            new SwitchControlClient(c.switchControl(), c.timeout()).createRing(
+                    RingSpec.fp32(ringId, c.worldSize(), c.window(), c.messageBytes(), c.mtu()), List.of());
+            LOG.info("rank 0: switch {} created ring {} for {} ranks (window {}, {} B messages, MTU {})",
+                    c.switchControl(), Integer.toUnsignedString(ringId), c.worldSize(), c.window(), c.messageBytes(),
+                    c.mtu());
+            return READY + Integer.toUnsignedString(ringId);
+        } catch (SwitchControlClient.Refused e) {
+            return e.getMessage();
+        }
+    }
+
+    /**
+     * Rank 0 registers every connection of the ring with the switch: rank q's toNext queue
+     * pair to rank q+1's fromPrev (the switch routes acknowledgements back by srcQpn).
+     * Returns "ok" or why not; on failure the ring is deleted again.
+     */
+    private String registerConnections(GroupContext g) {
+        int p = g.size();
+        QpEndpoint[][] eps = new QpEndpoint[p][];
+        for (int q = 0; q < p; q++) {
+            eps[q] = RingConnections.endpoints(g, q);
+        }
+        List<ConnectionEntry> entries = new ArrayList<>();
+        for (int q = 0; q < p; q++) {
+            QpEndpoint out = eps[q][0];
+            QpEndpoint in = eps[(q + 1) % p][1];
+            entries.add(new ConnectionEntry(q, new InetSocketAddress(out.address(), out.port()), out.qpn(),
+                    new InetSocketAddress(in.address(), in.port()), in.qpn()));
+        }
+        SwitchControlClient sw = new SwitchControlClient(g.config().switchControl(), g.timeout());
+        try {
+            sw.registerConnections(ringId, entries);
+            return "ok";
+        } catch (SwitchControlClient.Refused e) {
+            deleteRing(sw);
+            ringId = 0;
+            return "registering the ring's connections failed: " + e.getMessage();
+        }
+    }
+
+    @Override
+    public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+        int n = output.remaining();
+        if (n == 0) {
+            return;
+        }
+        memory.bind(input, output, false);
+        window.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n, memory,
+                guard);
+    }
+
+    @Override
+    public void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+        SumCollectives.reduceScatter(this, group.rank(), input, output, op, scratch, guard);
+    }
+
+    @Override
+    public void allGather(FloatBuffer input, FloatBuffer output, ProgressGuard guard) {
+        SumCollectives.allGather(this, group.rank(), input, output, guard);
+    }
+
+    @Override
+    public void broadcast(FloatBuffer tensor, int root, ProgressGuard guard) {
+        SumCollectives.broadcast(this, group.rank(), tensor, root, guard);
+    }
+
+    @Override
+    public Traffic traffic() {
+        return connections == null ? Traffic.NONE : connections.traffic(window == null ? 0 : window.waitNanos());
+    }
+
+    /** Frees the transport and, on rank 0, the switch's aggregator memory and connection entries for the next job. */
+    @Override
+    public void close() {
+        if (window != null) {
+            window.close();
+            window = null;
+        }
+        if (memory != null) {
+            memory.close();
+            memory = null;
+        }
+        if (connections != null) {
+            connections.close();
+            connections = null;
+        }
+        if (group != null && group.rank() == 0 && ringId != 0) {
+            deleteRing(new SwitchControlClient(group.config().switchControl(), Duration.ofSeconds(5)));
+            ringId = 0;
+        }
+    }
+
+    private void deleteRing(SwitchControlClient sw) {
+        try {
+            sw.deleteRing(ringId);
+        } catch (SwitchControlClient.Refused e) {
+            LOG.warn("rank 0: could not delete ring {} from the switch: {}", Integer.toUnsignedString(ringId),
+                    e.getMessage());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return NAME + (ringId != 0 ? " (switch ring " + Integer.toUnsignedString(ringId) + ")" : "");
+    }
+}
