@@ -1,5 +1,7 @@
 package io.netreduce.cli;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.cli.allreduce.LocalCluster;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
@@ -66,7 +68,7 @@ final class BenchRunner {
         boolean needSwitch = o.algorithm.equals("netreduce");
         LoopbackSubnet subnet = LoopbackSubnet.pick();
         // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
-        boolean switchGiven = o.switchAddress != null || System.getenv("NETREDUCE_SWITCH") != null;
+        boolean switchGiven = o.switchAddress != null || System.getenv(EnvironmentVariables.SWITCH) != null;
         try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress, subnet) : null) {
             if (sw != null) {
                 args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
@@ -98,7 +100,7 @@ final class BenchRunner {
                         + comm.algorithm() + " (see the log above)");
             }
             joinedSize = comm.size();
-            FloatBuffer stats = FloatBuffer.allocate(7);
+            FloatBuffer stats = FloatBuffer.allocate(8);
             new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
             return comm.rank() == 0 ? rows : null;
         }
@@ -114,6 +116,7 @@ final class BenchRunner {
         putSplit(stats, r.wrong());
         putSplit(stats, r.wireBytesSent());
         putSplit(stats, r.retransmittedPackets());
+        stats.put((float) (r.cpuSeconds() * 1e6));
         stats.flip();
         comm.allReduce(stats);
         int p = comm.size();
@@ -121,9 +124,10 @@ final class BenchRunner {
         long wrong = getSplit(stats, 1);
         long wire = getSplit(stats, 3) / p;
         long retrans = getSplit(stats, 5);
+        double cpu = stats.get(7) / 1e6 / p;
         double algbw = r.bytes() / (time * 1e3);
         return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), time, algbw,
-                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans);
+                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, cpu, Row.perGb(cpu, r.bytes()));
     }
 
     private static void putSplit(FloatBuffer b, long v) {

@@ -87,6 +87,9 @@ final class DemoRunner {
             lines.add(String.format(Locale.ROOT, "traffic per worker per all-reduce: netreduce %s vs ring %s "
                             + "(%.2fx; tensor %s)", mb(a.wireBytesPerWorker()), mb(b.wireBytesPerWorker()),
                     (double) a.wireBytesPerWorker() / Math.max(1, b.wireBytesPerWorker()), mb(a.size())));
+            lines.add(String.format(Locale.ROOT, "CPU per rank: netreduce %.3f s/GB vs ring %.3f s/GB (%.2fx), "
+                            + "the switch's own CPU not included", a.cpuSPerGb(), b.cpuSPerGb(),
+                    a.cpuSPerGb() / b.cpuSPerGb()));
         }
         long retrans = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::retransmittedPackets).sum();
         if (o.loss > 0) {

@@ -1,2 +1,2 @@
-/** netreduce-cli: see the design brief's module layout. */
+/** netreduce-cli: the {@code netreduce} command (docs/cli.md); where it sits, docs/architecture.md. */
 package io.netreduce.cli;

@@ -159,6 +159,11 @@ class AllReduceCommandsTest {
                 long wire = r.get("wire_bytes_per_worker").asLong();
                 double share = algorithm.equals("ring") ? 2.0 * (ranks - 1) / ranks : 1.0;
                 assertTrue(wire >= share * sizeList[i], algorithm + " " + r);
+                // A rank's process works for at least part of each call, and never for longer
+                // than its cores could in that time (2 threads busy at most is far more than enough).
+                double cpu = r.get("cpu_s_per_call").asDouble();
+                assertTrue(cpu > 0 && cpu < 64 * r.get("time_us").asDouble() / 1e6, algorithm + " " + r);
+                assertEquals(cpu / (sizeList[i] / 1e9), r.get("cpu_s_per_gb").asDouble(), cpu * 1e-3, r.toString());
             }
         }
         assertTrue(run.stderr.contains("demo: [" + sizeList.length * algorithms().size() + "/"), run.describe());
@@ -186,6 +191,7 @@ class AllReduceCommandsTest {
                 assertEquals(placement.equals("in_place"), p.get("in_place").asBoolean());
                 assertEquals(0, p.get("wrong").asLong(), r.toString());
                 assertTrue(p.get("time_us").asDouble() > 0, r.toString());
+                assertTrue(p.get("cpu_s_per_call").asDouble() > 0 && p.get("cpu_s_per_gb").asDouble() > 0, r.toString());
                 busbwSum += p.get("busbw_gbps").asDouble();
             }
         }

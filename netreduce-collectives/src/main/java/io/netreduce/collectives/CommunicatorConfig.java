@@ -6,9 +6,6 @@ import io.netreduce.wire.roce.PathMtu;
 import io.netreduce.wire.roce.RoceAddressing;
 
 import io.netreduce.collectives.algorithm.MessagePlan;
-import io.netreduce.collectives.algorithm.Algorithms;
-import io.netreduce.collectives.algorithm.netreduce.NetReduceAlgorithm;
-import io.netreduce.collectives.algorithm.ring.RingAlgorithm;
 import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.QpAttributes;
 import java.net.InetSocketAddress;
@@ -27,9 +24,11 @@ import java.util.Objects;
  */
 public final class CommunicatorConfig {
     /** The in-network aggregation algorithm's name. */
-    public static final String NETREDUCE = NetReduceAlgorithm.NAME;
+    public static final String NETREDUCE = "netreduce";
     /** The ring algorithm's name. */
-    public static final String RING = RingAlgorithm.NAME;
+    public static final String RING = "ring";
+    /** Every built-in algorithm's name. */
+    public static final List<String> ALGORITHMS = List.of(NETREDUCE, RING);
     /**
      * How every rank's collectives are checked against the others' (same operation, same
      * tensor length, same order), through the rendezvous store.
@@ -143,9 +142,9 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("ACK timeout must be positive: " + ackTimeout);
         }
         this.agreement = Objects.requireNonNull(b.agreement, "agreement");
-        if (b.fallback != null && !Algorithms.isKnown(b.fallback)) {
+        if (b.fallback != null && !ALGORITHMS.contains(b.fallback.toLowerCase(java.util.Locale.ROOT))) {
             throw new IllegalArgumentException("unknown fallback algorithm '" + b.fallback + "': use one of "
-                    + Algorithms.names() + ", or none");
+                    + ALGORITHMS + ", or none");
         }
         this.fallback = b.fallback == null ? null : b.fallback.toLowerCase(java.util.Locale.ROOT);
         this.sources = List.copyOf(b.sources);

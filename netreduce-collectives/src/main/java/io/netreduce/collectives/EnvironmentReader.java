@@ -1,5 +1,8 @@
 package io.netreduce.collectives;
 
+import static io.netreduce.collectives.EnvironmentVariables.*;
+
+import io.netreduce.wire.roce.RoceAddressing;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -13,10 +16,10 @@ final class EnvironmentReader {
     static CommunicatorConfig read(Map<String, String> env) {
         CommunicatorConfig.Builder b = CommunicatorConfig.builder();
         String[][] launchers = {
-                {"NETREDUCE_RANK", "NETREDUCE_WORLD_SIZE", "NETREDUCE_*"},
-                {"RANK", "WORLD_SIZE", "torchrun"},
-                {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
-                {"SLURM_PROCID", "SLURM_NTASKS", "Slurm"}};
+                {RANK, WORLD_SIZE, "NETREDUCE_*"},
+                {TORCHRUN_RANK, TORCHRUN_WORLD_SIZE, "torchrun"},
+                {OMPI_RANK, OMPI_WORLD_SIZE, "Open MPI"},
+                {SLURM_RANK, SLURM_WORLD_SIZE, "Slurm"}};
         for (String[] l : launchers) {
             if (env.containsKey(l[0]) || env.containsKey(l[1])) {
                 b.rank(integer(env, l[0], 0)).worldSize(integer(env, l[1], 1))
@@ -24,72 +27,72 @@ final class EnvironmentReader {
                 break;
             }
         }
-        String master = first(env, "NETREDUCE_MASTER_ADDR", "MASTER_ADDR");
+        String master = first(env, MASTER_ADDR, TORCHRUN_MASTER_ADDR);
         if (master != null) {
-            b.masterAddress(master).source("master address from " + which(env, "NETREDUCE_MASTER_ADDR", "MASTER_ADDR"));
+            b.masterAddress(master).source("master address from " + which(env, MASTER_ADDR, TORCHRUN_MASTER_ADDR));
         }
-        String port = first(env, "NETREDUCE_MASTER_PORT", "MASTER_PORT");
+        String port = first(env, MASTER_PORT, TORCHRUN_MASTER_PORT);
         if (port != null) {
             b.masterPort(parse(port, "master port"));
         }
-        if (env.containsKey("NETREDUCE_ALGORITHM")) {
-            b.algorithm(env.get("NETREDUCE_ALGORITHM").trim().toLowerCase(java.util.Locale.ROOT));
+        if (env.containsKey(ALGORITHM)) {
+            b.algorithm(env.get(ALGORITHM).trim().toLowerCase(java.util.Locale.ROOT));
         }
-        if (env.containsKey("NETREDUCE_FALLBACK")) {
-            String f = env.get("NETREDUCE_FALLBACK").trim().toLowerCase(java.util.Locale.ROOT);
+        if (env.containsKey(FALLBACK)) {
+            String f = env.get(FALLBACK).trim().toLowerCase(java.util.Locale.ROOT);
             b.fallback(f.isEmpty() || f.equals("none") ? null : f);
         }
-        if (env.containsKey("NETREDUCE_TRANSPORT")) {
-            b.transport(env.get("NETREDUCE_TRANSPORT").trim());
+        if (env.containsKey(TRANSPORT)) {
+            b.transport(env.get(TRANSPORT).trim());
         }
-        if (env.containsKey("NETREDUCE_LOCAL_ADDR")) {
-            b.localAddress(env.get("NETREDUCE_LOCAL_ADDR").trim());
+        if (env.containsKey(LOCAL_ADDR)) {
+            b.localAddress(env.get(LOCAL_ADDR).trim());
         }
-        if (env.containsKey("NETREDUCE_DEVICE_PORT")) {
-            b.devicePort(integer(env, "NETREDUCE_DEVICE_PORT", 0));
+        if (env.containsKey(DEVICE_PORT)) {
+            b.devicePort(integer(env, DEVICE_PORT, 0));
         }
-        if (env.containsKey("NETREDUCE_SWITCH")) {
-            b.switchAddress(hostPort(env.get("NETREDUCE_SWITCH").trim(), 4791, "NETREDUCE_SWITCH"));
+        if (env.containsKey(SWITCH)) {
+            b.switchAddress(hostPort(env.get(SWITCH).trim(), RoceAddressing.UDP_PORT, SWITCH));
         }
-        if (env.containsKey("NETREDUCE_SWITCH_CONTROL")) {
-            b.switchControl(URI.create(env.get("NETREDUCE_SWITCH_CONTROL").trim()));
+        if (env.containsKey(SWITCH_CONTROL)) {
+            b.switchControl(URI.create(env.get(SWITCH_CONTROL).trim()));
         }
-        if (env.containsKey("NETREDUCE_WINDOW")) {
-            b.window(integer(env, "NETREDUCE_WINDOW", 0));
+        if (env.containsKey(WINDOW)) {
+            b.window(integer(env, WINDOW, 0));
         }
-        if (env.containsKey("NETREDUCE_MESSAGE_BYTES")) {
-            b.messageBytes(integer(env, "NETREDUCE_MESSAGE_BYTES", 0));
+        if (env.containsKey(MESSAGE_BYTES)) {
+            b.messageBytes(integer(env, MESSAGE_BYTES, 0));
         }
-        if (env.containsKey("NETREDUCE_RING_WINDOW")) {
-            b.ringWindow(integer(env, "NETREDUCE_RING_WINDOW", 0));
+        if (env.containsKey(RING_WINDOW)) {
+            b.ringWindow(integer(env, RING_WINDOW, 0));
         }
-        if (env.containsKey("NETREDUCE_RING_MESSAGE_BYTES")) {
-            b.ringMessageBytes(integer(env, "NETREDUCE_RING_MESSAGE_BYTES", 0));
+        if (env.containsKey(RING_MESSAGE_BYTES)) {
+            b.ringMessageBytes(integer(env, RING_MESSAGE_BYTES, 0));
         }
-        if (env.containsKey("NETREDUCE_MTU")) {
-            b.mtu(integer(env, "NETREDUCE_MTU", 0));
+        if (env.containsKey(MTU)) {
+            b.mtu(integer(env, MTU, 0));
         }
-        if (env.containsKey("NETREDUCE_LOOPBACK_PREFIX")) {
-            b.loopbackPrefix(env.get("NETREDUCE_LOOPBACK_PREFIX").trim());
+        if (env.containsKey(LOOPBACK_PREFIX)) {
+            b.loopbackPrefix(env.get(LOOPBACK_PREFIX).trim());
         }
-        if (env.containsKey("NETREDUCE_ACK_TIMEOUT_MS")) {
-            b.ackTimeout(Duration.ofMillis(integer(env, "NETREDUCE_ACK_TIMEOUT_MS", 0)));
+        if (env.containsKey(ACK_TIMEOUT_MS)) {
+            b.ackTimeout(Duration.ofMillis(integer(env, ACK_TIMEOUT_MS, 0)));
         }
-        if (env.containsKey("NETREDUCE_AGREEMENT")) {
-            String a = env.get("NETREDUCE_AGREEMENT").trim();
+        if (env.containsKey(AGREEMENT)) {
+            String a = env.get(AGREEMENT).trim();
             try {
                 b.agreement(CommunicatorConfig.Agreement.valueOf(a.toUpperCase(java.util.Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("NETREDUCE_AGREEMENT must be 'async', 'strict' or 'off', not '" + a + "'", e);
+                throw new IllegalArgumentException(AGREEMENT + " must be 'async', 'strict' or 'off', not '" + a + "'", e);
             }
-            b.source("agreement " + a.toLowerCase(java.util.Locale.ROOT) + " from NETREDUCE_AGREEMENT");
+            b.source("agreement " + a.toLowerCase(java.util.Locale.ROOT) + " from " + AGREEMENT);
         }
-        if (env.containsKey("NETREDUCE_TIMEOUT_SECONDS")) {
-            String t = env.get("NETREDUCE_TIMEOUT_SECONDS").trim();
+        if (env.containsKey(TIMEOUT_SECONDS)) {
+            String t = env.get(TIMEOUT_SECONDS).trim();
             try {
                 b.timeout(Duration.ofMillis((long) (Double.parseDouble(t) * 1000)));
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("NETREDUCE_TIMEOUT_SECONDS is not a number: '" + t + "'", e);
+                throw new IllegalArgumentException(TIMEOUT_SECONDS + " is not a number: '" + t + "'", e);
             }
         }
         return b.build();

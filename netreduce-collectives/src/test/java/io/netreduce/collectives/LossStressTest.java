@@ -2,6 +2,7 @@ package io.netreduce.collectives;
 
 import io.netreduce.wire.ina.InaHeader;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -9,8 +10,7 @@ import io.netreduce.netswitch.SwitchServer;
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.verbs.FaultPlan;
-import io.netreduce.verbs.Verbs;
-import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.soft.SoftProvider;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import io.netreduce.collectives.algorithm.MessagePlan;
@@ -47,8 +47,7 @@ class LossStressTest {
 
     @Test
     void allReducesThroughTheSwitchStayLiveAtFivePercentLoss() throws Exception {
-        assumeTrue(Verbs.providers().stream().map(VerbsProvider::name).anyMatch("soft"::equals),
-                "the soft verbs provider is not on the class path");
+        assumeTrue(new SoftProvider().unavailableReason() == null, "the soft verbs provider cannot run here");
         long seed = Long.getLong("netreduce.test.stress.seed", LONG ? new Random().nextLong() : 20260611L);
         int iterations = Integer.getInteger("netreduce.test.stress.iterations", LONG ? 50 : 10);
         int maxBytes = LONG ? 2 << 20 : 256 << 10;
@@ -63,7 +62,7 @@ class LossStressTest {
                 new InetSocketAddress("127.0.0.1", 0), 1L << 30)) {
             // The library's defaults for MTU (4096), message length (16 KiB) and window (4).
             CommunicatorConfig.Builder b = CommunicatorConfig.builder().algorithm(CommunicatorConfig.NETREDUCE)
-                    .transport("soft").loopbackPrefix(TestGroup.loopbackPrefix())
+                    .transport(SoftProvider.NAME).loopbackPrefix(TestGroup.loopbackPrefix())
                     .ackTimeout(ackTimeout).timeout(Duration.ofSeconds(60))
                     .switchAddress(sw.dataAddress())
                     .switchControl(URI.create("http://127.0.0.1:" + sw.controlAddress().getPort()));
@@ -85,6 +84,9 @@ class LossStressTest {
                 // still recovering the tail of the last one.
                 try (TestGroup g = TestGroup.open(p, b.faults(FaultPlan.loss(seed + round, loss)),
                         1L << 30)) {
+                    for (Communicator c : g.comms) {
+                        assertEquals(CommunicatorConfig.NETREDUCE, c.algorithm(), at + ": through the switch");
+                    }
                     List<Object> outcome = g.onEveryRank((r, c) -> {
                         try (c) {
                             for (int i = 0; i < count; i++) {

@@ -1,7 +1,9 @@
 package io.netreduce.collectives;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.VerbsProvider;
@@ -26,11 +28,14 @@ class LossTest {
     void resultsAreExactUnderOnePercentLoss(String algorithm, int p) throws Exception {
         assumeTrue(Verbs.providers().stream().map(VerbsProvider::name).anyMatch(LOSSY::equals),
                 "verbs provider '" + LOSSY + "' is not on the class path");
+        assumeTrue(Verbs.provider(LOSSY).capabilities().has(Capability.INJECTED_FAULTS),
+                "verbs provider '" + LOSSY + "' cannot inject packet loss");
         long seed = 2026;
         CommunicatorConfig.Builder b = TestGroup.template(algorithm).transport(LOSSY)
                 .faults(FaultPlan.loss(seed, 0.01)).timeout(Duration.ofSeconds(60));
         try (TestGroup g = TestGroup.open(p, b, 1L << 30)) {
             String actual = g.comms.get(0).algorithm();
+            assertEquals(algorithm, actual, "the loss test must run the algorithm it names");
             int round = 0;
             for (int n : new int[] {1, 255, TestGroup.MESSAGE_BYTES / 4 + 1, 200_003}) {
                 AllReduceTest.checkOnce(g, actual, n, Tensors.Kind.values()[round % 3], seed + round++);

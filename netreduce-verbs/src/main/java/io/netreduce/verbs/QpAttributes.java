@@ -80,7 +80,7 @@ public final class QpAttributes {
     /** First PSN this queue pair sends, or -1 for a random one. */
     public int initialPsn() { return initialPsn; }
 
-    /** Builder with the defaults of rocev2-spec §3.7 (scaled for a software transport). */
+    /** Builder with the defaults of Linux rxe (the kernel's drivers/infiniband/sw/rxe), with the ACK timeout scaled for a software transport. */
     public static final class Builder {
         private final CompletionQueue sendCq;
         private final CompletionQueue recvCq;

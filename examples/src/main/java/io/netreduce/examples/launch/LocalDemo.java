@@ -1,5 +1,7 @@
 package io.netreduce.examples.launch;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.collectives.Collectives;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
@@ -41,10 +43,10 @@ public final class LocalDemo {
         TrainingResult reference = reference(plan, out);
         try (LocalSwitch sw = switchFor(plan)) {
             Map<String, String> env = new LinkedHashMap<>();
-            env.put("NETREDUCE_ALGORITHM", plan.backend());
-            env.put("NETREDUCE_TRANSPORT", plan.transport());
-            env.put("NETREDUCE_DEVICE_PORT", Integer.toString(WorkerProcesses.freeDevicePort(plan.workers())));
-            env.put("NETREDUCE_TIMEOUT_SECONDS", "30");
+            env.put(EnvironmentVariables.ALGORITHM, plan.backend());
+            env.put(EnvironmentVariables.TRANSPORT, plan.transport());
+            env.put(EnvironmentVariables.DEVICE_PORT, Integer.toString(WorkerProcesses.freeDevicePort(plan.workers())));
+            env.put(EnvironmentVariables.TIMEOUT_SECONDS, "30");
             // ND4J's OpenMP threads spin while waiting: P workers on few cores must not starve each other
             env.put("OMP_NUM_THREADS", System.getenv().getOrDefault("OMP_NUM_THREADS",
                     Integer.toString(Math.max(1, Runtime.getRuntime().availableProcessors() / plan.workers()))));

@@ -1,5 +1,7 @@
 package io.netreduce.examples.launch;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.netswitch.SwitchServer;
 
@@ -53,8 +55,8 @@ public final class LocalSwitch implements AutoCloseable {
     /** The same settings as environment variables for a worker process. */
     public Map<String, String> environment() {
         Map<String, String> env = new LinkedHashMap<>();
-        env.put("NETREDUCE_SWITCH", dataAddress().getHostString() + ":" + dataAddress().getPort());
-        env.put("NETREDUCE_SWITCH_CONTROL", controlUri().toString());
+        env.put(EnvironmentVariables.SWITCH, dataAddress().getHostString() + ":" + dataAddress().getPort());
+        env.put(EnvironmentVariables.SWITCH_CONTROL, controlUri().toString());
         return env;
     }
 

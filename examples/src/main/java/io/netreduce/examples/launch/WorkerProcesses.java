@@ -1,5 +1,7 @@
 package io.netreduce.examples.launch;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.collectives.RankJvmOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -55,10 +57,10 @@ public final class WorkerProcesses {
                 command.addAll(args);
                 ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
                 pb.environment().putAll(env);
-                pb.environment().put("NETREDUCE_RANK", Integer.toString(r));
-                pb.environment().put("NETREDUCE_WORLD_SIZE", Integer.toString(workers));
-                pb.environment().put("NETREDUCE_MASTER_ADDR", "127.0.0.1");
-                pb.environment().put("NETREDUCE_MASTER_PORT", Integer.toString(masterPort));
+                pb.environment().put(EnvironmentVariables.RANK, Integer.toString(r));
+                pb.environment().put(EnvironmentVariables.WORLD_SIZE, Integer.toString(workers));
+                pb.environment().put(EnvironmentVariables.MASTER_ADDR, "127.0.0.1");
+                pb.environment().put(EnvironmentVariables.MASTER_PORT, Integer.toString(masterPort));
                 Process p = pb.start();
                 processes.add(p);
                 int rank = r;

@@ -1,5 +1,7 @@
 package io.netreduce.cli.allreduce;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.cli.CliException;
 import io.netreduce.cli.launch.JvmCommand;
 import io.netreduce.cli.launch.ProcessGroup;
@@ -35,7 +37,7 @@ public final class LocalCluster {
             for (int rank = 0; rank < ranks; rank++) {
                 JvmCommand cmd = JvmCommand.named("rank " + rank).args("worker").args(workerArgs);
                 RendezvousEnv.forRank(rank, ranks, "127.0.0.1", masterPort).forEach(cmd::env);
-                cmd.env("NETREDUCE_LOCAL_ADDR", subnet.rank(rank));
+                cmd.env(EnvironmentVariables.LOCAL_ADDR, subnet.rank(rank));
                 extraEnv.forEach(cmd::env);
                 String prefix = "[rank " + rank + "] ";
                 group.start(cmd, line -> {

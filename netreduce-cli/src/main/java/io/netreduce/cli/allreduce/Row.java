@@ -1,14 +1,18 @@
 package io.netreduce.cli.allreduce;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 
 /**
  * One table row: every rank's results for one (algorithm, size, placement) combined as
- * nccl-tests does: time averaged over ranks, #wrong summed over ranks.
+ * nccl-tests does: time averaged over ranks, #wrong summed over ranks; and the CPU a rank's
+ * process spent per call (mean over ranks) and per GB of tensor, the efficiency figure
+ * that does not depend on the machine's other load.
  */
 public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
                   double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
-                  long retransmittedPackets) {
+                  long retransmittedPackets, @JsonProperty("cpu_s_per_call") double cpuSPerCall,
+                  @JsonProperty("cpu_s_per_gb") double cpuSPerGb) {
 
     /**
      * Bus bandwidth as nccl-tests defines it for all-reduce, for every algorithm:
@@ -20,14 +24,20 @@ public record Row(String algorithm, long size, long count, String type, String r
         return ranks <= 1 ? 1.0 : 2.0 * (ranks - 1) / ranks;
     }
 
+    /** CPU seconds per GB (10^9 bytes) of tensor, from CPU seconds per call on {@code bytes}. */
+    public static double perGb(double cpuSecondsPerCall, long bytes) {
+        return bytes > 0 ? cpuSecondsPerCall / (bytes / 1e9) : Double.NaN;
+    }
+
     static Row combine(List<RankResult> ranks, int worldSize) {
         RankResult first = ranks.get(0);
         double time = ranks.stream().mapToDouble(RankResult::timeUs).average().orElse(Double.NaN);
         long wrong = ranks.stream().mapToLong(RankResult::wrong).sum();
         long wire = Math.round(ranks.stream().mapToLong(RankResult::wireBytesSent).average().orElse(0));
         long retrans = ranks.stream().mapToLong(RankResult::retransmittedPackets).sum();
+        double cpu = ranks.stream().mapToDouble(RankResult::cpuSeconds).average().orElse(Double.NaN);
         double algbw = time > 0 ? first.bytes() / (time * 1e3) : 0; // bytes per ns = GB/s
         return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(), time,
-                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans);
+                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, cpu, perGb(cpu, first.bytes()));
     }
 }

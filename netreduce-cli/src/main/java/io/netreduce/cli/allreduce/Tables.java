@@ -3,7 +3,10 @@ package io.netreduce.cli.allreduce;
 import java.util.List;
 import java.util.Locale;
 
-/** nccl-tests-style tables (GB/s = 10^9 bytes per second, times in µs). */
+/**
+ * nccl-tests-style tables (GB/s = 10^9 bytes per second, times in µs), with a CPU column:
+ * the rank process's CPU per call, or per GB of tensor.
+ */
 public final class Tables {
     private Tables() {
     }
@@ -12,14 +15,14 @@ public final class Tables {
     public static String demo(String title, List<Row> rows) {
         StringBuilder sb = new StringBuilder();
         sb.append("# ").append(title).append('\n');
-        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %14s %7s%n",
-                "size", "count", "type", "time", "algbw", "busbw", "wire sent", "#wrong"));
-        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %14s %7s%n",
-                "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "(B/worker)", ""));
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %10s %8s %14s %7s%n",
+                "size", "count", "type", "time", "algbw", "busbw", "cpu", "cpu", "wire sent", "#wrong"));
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %10s %8s %14s %7s%n",
+                "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "(us/rank)", "(s/GB)", "(B/worker)", ""));
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %10.1f %8.3f %8.3f %14d %7d%n",
-                    r.size(), r.count(), r.type(), r.timeUs(), r.algbwGbps(), r.busbwGbps(),
-                    r.wireBytesPerWorker(), r.wrong()));
+            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %10.1f %8.3f %8.3f %10.1f %8.3f %14d %7d%n",
+                    r.size(), r.count(), r.type(), r.timeUs(), r.algbwGbps(), r.busbwGbps(), r.cpuSPerCall() * 1e6,
+                    r.cpuSPerGb(), r.wireBytesPerWorker(), r.wrong()));
         }
         return sb.toString();
     }
@@ -27,21 +30,24 @@ public final class Tables {
     /** all_reduce_perf's table: out-of-place and in-place columns side by side. */
     public static String bench(List<Row> outOfPlace, List<Row> inPlace) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "#%72s%34s%n", "out-of-place", "in-place"));
-        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %6s %6s %10s %7s %7s %6s %10s %7s %7s %6s%n",
-                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                "time", "algbw", "busbw", "#wrong"));
-        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %6s %6s %10s %7s %7s %6s %10s %7s %7s %6s%n",
-                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""));
+        sb.append(String.format(Locale.ROOT, "#%80s%42s%n", "out-of-place", "in-place"));
+        sb.append(String.format(Locale.ROOT,
+                "#%11s %13s %6s %6s %6s %10s %7s %7s %7s %6s %10s %7s %7s %7s %6s%n",
+                "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "cpu", "#wrong",
+                "time", "algbw", "busbw", "cpu", "#wrong"));
+        sb.append(String.format(Locale.ROOT,
+                "#%11s %13s %6s %6s %6s %10s %7s %7s %7s %6s %10s %7s %7s %7s %6s%n",
+                "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "(s/GB)", "", "(us)", "(GB/s)", "(GB/s)",
+                "(s/GB)", ""));
         for (int i = 0; i < outOfPlace.size(); i++) {
             Row o = outOfPlace.get(i);
             Row p = i < inPlace.size() ? inPlace.get(i) : null;
-            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %6s %6d %10.1f %7.3f %7.3f %6d",
+            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %6s %6d %10.1f %7.3f %7.3f %7.3f %6d",
                     o.size(), o.count(), o.type(), o.redop(), -1, o.timeUs(), o.algbwGbps(), o.busbwGbps(),
-                    o.wrong()));
+                    o.cpuSPerGb(), o.wrong()));
             if (p != null) {
-                sb.append(String.format(Locale.ROOT, " %10.1f %7.3f %7.3f %6d",
-                        p.timeUs(), p.algbwGbps(), p.busbwGbps(), p.wrong()));
+                sb.append(String.format(Locale.ROOT, " %10.1f %7.3f %7.3f %7.3f %6d",
+                        p.timeUs(), p.algbwGbps(), p.busbwGbps(), p.cpuSPerGb(), p.wrong()));
             }
             sb.append('\n');
         }

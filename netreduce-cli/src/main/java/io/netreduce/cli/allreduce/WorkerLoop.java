@@ -12,7 +12,7 @@ import java.util.function.Consumer;
 /**
  * One rank's measurement loop, run identically on every rank of a communicator: for each
  * size, a checked all-reduce against {@link Reference}, warm-up runs, a barrier, then the
- * timed runs (mean per all-reduce), for out-of-place ({@code allReduce(input, output)}, as
+ * timed runs (mean time and process CPU per all-reduce), for out-of-place ({@code allReduce(input, output)}, as
  * nccl-tests times {@code ncclAllReduce(sendbuff, recvbuff)}) and in-place placement.
  *
  * <p>Tensors are slices of two direct buffers in the payload byte order, allocated once
@@ -74,6 +74,7 @@ public final class WorkerLoop {
         long bytesBefore = MeteredVerbsProvider.total(Counter.BYTES_SENT);
         long retransBefore = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS);
         long elapsed = 0;
+        ProcessCpu cpuClock = ProcessCpu.start();
         for (int i = 0; i < workload.iterations(); i++) {
             if (inPlace && i > 0 && i % REFILL_EVERY == 0) {
                 Reference.fill(input, rank, count);
@@ -82,11 +83,13 @@ public final class WorkerLoop {
             runOnce(count, inPlace);
             elapsed += System.nanoTime() - t0;
         }
+        long cpu = cpuClock.elapsedNanos();
         long wire = (MeteredVerbsProvider.total(Counter.BYTES_SENT) - bytesBefore) / workload.iterations();
         long retrans = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS) - retransBefore;
         double timeUs = elapsed / 1e3 / workload.iterations();
+        double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / workload.iterations();
         return new RankResult(rank, algorithm, size, count, inPlace, workload.iterations(), timeUs, wrong, wire,
-                retrans);
+                retrans, cpuSeconds);
     }
 
     private void runOnce(int count, boolean inPlace) {

@@ -1,5 +1,7 @@
 package io.netreduce.collectives.bench;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.wire.ina.InaHeader;
 import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Verbs;
@@ -47,7 +49,7 @@ public final class AllReduceBench {
                 .messageBytes(messageBytes).window(window).ringMessageBytes(messageBytes).ringWindow(window)
                 .timeout(Duration.ofSeconds(60));
         InprocSwitch sw = null;
-        String switchEnv = System.getenv("NETREDUCE_SWITCH");
+        String switchEnv = System.getenv(EnvironmentVariables.SWITCH);
         if (switchEnv != null) {
             CommunicatorConfig env = CommunicatorConfig.fromEnvironment();
             b.switchAddress(env.switchAddress()).switchControl(env.switchControl());

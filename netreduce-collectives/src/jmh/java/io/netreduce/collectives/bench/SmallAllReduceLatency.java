@@ -1,5 +1,7 @@
 package io.netreduce.collectives.bench;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.wire.ina.InaHeader;
 
 import io.netreduce.collectives.Collectives;
@@ -60,16 +62,16 @@ public final class SmallAllReduceLatency {
                 pb.command().addAll(Arrays.asList(args));
                 Map<String, String> env = pb.environment();
                 env.put("LATENCY_RANK_CHILD", "1");
-                env.put("NETREDUCE_RANK", String.valueOf(r));
-                env.put("NETREDUCE_WORLD_SIZE", String.valueOf(p));
-                env.put("NETREDUCE_MASTER_ADDR", "127.0.0.1");
-                env.put("NETREDUCE_MASTER_PORT", String.valueOf(port));
-                env.put("NETREDUCE_ALGORITHM", algorithm);
-                env.put("NETREDUCE_TRANSPORT", transport);
-                env.putIfAbsent("NETREDUCE_LOOPBACK_PREFIX", "127.0.77.");
+                env.put(EnvironmentVariables.RANK, String.valueOf(r));
+                env.put(EnvironmentVariables.WORLD_SIZE, String.valueOf(p));
+                env.put(EnvironmentVariables.MASTER_ADDR, "127.0.0.1");
+                env.put(EnvironmentVariables.MASTER_PORT, String.valueOf(port));
+                env.put(EnvironmentVariables.ALGORITHM, algorithm);
+                env.put(EnvironmentVariables.TRANSPORT, transport);
+                env.putIfAbsent(EnvironmentVariables.LOOPBACK_PREFIX, "127.0.77.");
                 if (sw != null) {
-                    env.put("NETREDUCE_SWITCH", "127.0.0.100:" + sw.data().getPort());
-                    env.put("NETREDUCE_SWITCH_CONTROL", sw.control().toString());
+                    env.put(EnvironmentVariables.SWITCH, "127.0.0.100:" + sw.data().getPort());
+                    env.put(EnvironmentVariables.SWITCH_CONTROL, sw.control().toString());
                 }
                 pb.redirectErrorStream(true);
                 ranks.add(pb.start());

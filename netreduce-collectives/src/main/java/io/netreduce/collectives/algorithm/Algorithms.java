@@ -7,8 +7,9 @@ import java.util.Locale;
 import java.util.function.Supplier;
 
 /**
- * The built-in algorithms by name: where a new algorithm is added, and where a name from a
- * configuration (requested or fallback) becomes an instance.
+ * The built-in algorithms by name ({@link io.netreduce.collectives.CommunicatorConfig#ALGORITHMS}):
+ * where a new algorithm is added, and where a name from a configuration (requested or
+ * fallback) becomes an instance.
  */
 public final class Algorithms {
     private record Entry(String name, Supplier<CollectiveAlgorithm> factory) {

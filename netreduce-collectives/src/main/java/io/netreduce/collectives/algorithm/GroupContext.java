@@ -1,5 +1,7 @@
 package io.netreduce.collectives.algorithm;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.rendezvous.StoreClient;
 import io.netreduce.verbs.FaultPlan;
@@ -79,13 +81,13 @@ public final class GroupContext {
         try {
             if (InetAddress.getByName(config.masterAddress()).isLoopbackAddress()) {
                 if (rank() > 250) {
-                    throw new IllegalArgumentException("more than 251 ranks on one machine: set NETREDUCE_LOCAL_ADDR");
+                    throw new IllegalArgumentException("more than 251 ranks on one machine: set " + EnvironmentVariables.LOCAL_ADDR);
                 }
                 return config.loopbackPrefix() + (rank() + 2);
             }
             return InetAddress.getLocalHost().getHostAddress();
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("cannot resolve " + config.masterAddress() + ": set NETREDUCE_LOCAL_ADDR",
+            throw new IllegalArgumentException("cannot resolve " + config.masterAddress() + ": set " + EnvironmentVariables.LOCAL_ADDR,
                     e);
         }
     }

@@ -4,7 +4,7 @@ package io.netreduce.collectives.algorithm;
  * How a tensor of 32-bit elements is cut into messages: every message carries
  * {@code payloadBytes} of tensor except the last, which carries the rest. All ranks of a
  * ring use the same payload length, so message {@code i} covers the same element range on
- * every rank (design brief §3). Immutable and allocation-free to query.
+ * every rank (docs/protocol.md, "The INA header"). Immutable and allocation-free to query.
  */
 public final class MessagePlan {
     /** Bytes per element (fp32 and int32 alike). */

@@ -5,6 +5,7 @@ import io.netreduce.collectives.CollectiveException;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.CommunicatorCounters;
+import io.netreduce.collectives.EnvironmentVariables;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
 import io.netreduce.collectives.algorithm.Algorithms;
@@ -167,8 +168,8 @@ public final class GroupCommunicator implements Communicator {
         String name = config.fallback();
         if (name == null || name.equals(failed.name())) {
             throw new CollectiveException("rank " + config.rank() + ": " + reason
-                    + (reason.contains("NETREDUCE_FALLBACK") ? "" : "; set NETREDUCE_FALLBACK=ring to run the ring "
-                    + "instead"));
+                    + (reason.contains(EnvironmentVariables.FALLBACK) ? "" : "; set " + EnvironmentVariables.FALLBACK
+                    + "=ring to run the ring instead"));
         }
         CollectiveAlgorithm fb = Algorithms.create(name);
         String unsuitable = fb.unsupported(ReduceOp.SUM, ElementType.FLOAT32, transport);

@@ -1,5 +1,7 @@
 package io.netreduce.collectives.engine;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.algorithm.netreduce.NetReduceAlgorithm;
@@ -14,7 +16,8 @@ public final class NetReduceBackend implements CommunicatorProvider {
 
     @Override
     public String description() {
-        return "in-network aggregation through a NetReduce switch (NETREDUCE_FALLBACK=ring runs the ring where it cannot)";
+        return "in-network aggregation through a NetReduce switch (" + EnvironmentVariables.FALLBACK
+                + "=ring runs the ring where it cannot)";
     }
 
     @Override

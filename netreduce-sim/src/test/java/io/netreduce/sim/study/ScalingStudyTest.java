@@ -54,7 +54,18 @@ class ScalingStudyTest {
         assertEquals(7, r.table("models_summary").rows().size());
         Table paper = r.table("paper_comparison");
         assertEquals(6, paper.rows().size());
-        assertTrue(paper.toText().contains("68.8"), paper.toText());
+        // What the model computes, not what the table quotes from the paper: the training gain
+        // over Flat Ring is positive and bounded by the all-reduce's own speedup (a model tends
+        // to it as it becomes network-bound), and Parallel NetReduce's time stays flat with P.
+        List<String> flat = paper.rows().get(0);
+        double trainingGain = leadingNumber(flat.get(2));
+        double allReduceGain = leadingNumber(flat.get(3).substring(flat.get(3).indexOf("is ") + 3));
+        assertTrue(trainingGain > 0 && trainingGain <= allReduceGain, flat.toString());
+        List<String> scaling = paper.rows().get(paper.rows().size() - 1);
+        double pnrRatio = leadingNumber(scaling.get(2).substring(1));
+        double ringRatio = leadingNumber(scaling.get(2).substring(scaling.get(2).indexOf("Ring x") + 6));
+        assertEquals(1.0, pnrRatio, 0.01, scaling.toString());
+        assertTrue(ringRatio > 1.1, scaling.toString());
         assertTrue(paper.toMarkdown().startsWith("| claim"), paper.toMarkdown());
 
         List<Path> files = r.writeTo(dir, true);
@@ -70,6 +81,13 @@ class ScalingStudyTest {
         assertEquals('G', png[3]);
         List<String> csv = Files.readAllLines(dir.resolve("allreduce_vs_gpus.csv"));
         assertEquals(gpus.rows().size() + 1, csv.size());
+    }
+
+    /** The number a table cell starts with ("35.2 % (AlexNet)" gives 35.2). */
+    private static double leadingNumber(String cell) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("^\\s*(-?\\d+(\\.\\d+)?)").matcher(cell);
+        assertTrue(m.find(), "no number at the start of '" + cell + "'");
+        return Double.parseDouble(m.group(1));
     }
 
     @Test

@@ -9,7 +9,7 @@ import io.netreduce.wire.roce.RoceFrame;
 import java.nio.ByteBuffer;
 
 /**
- * One ring's aggregator array and its connections' lookup entries (design brief §4).
+ * One ring's aggregator array and its connections' lookup entries (docs/switch.md, "Datapath rules, as built").
  *
  * <p>Memory is allocated once, at creation: 2N message slots (slot = msgId mod 2N); per slot
  * and packet position a rank bitmap, P rank buffers and a result buffer of MTU bytes, and

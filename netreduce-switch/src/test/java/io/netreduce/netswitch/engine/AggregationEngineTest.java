@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Engine rules (design brief §4) exercised with crafted packets, no I/O. */
+/** Engine rules (docs/switch.md, "Datapath rules, as built") exercised with crafted packets, no I/O. */
 class AggregationEngineTest {
     private static final int MTU = 256;
 

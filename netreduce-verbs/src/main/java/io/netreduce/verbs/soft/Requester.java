@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The send side of a queue pair: rxe's requester and completer in one event-loop-confined
- * object (rocev2-spec §3.3). It walks the send ring, cuts each message into
+ * object (the kernel's rxe_req.c does the same work). It walks the send ring, cuts each message into
  * First/Middle/Last/Only packets of one PSN each, keeps at most {@code maxOutstanding}
  * PSNs unacknowledged, completes work requests on cumulative ACKs, goes back N on a
  * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /

@@ -16,7 +16,7 @@ import io.netreduce.wire.roce.RoceFrame;
 import java.nio.ByteBuffer;
 
 /**
- * The receive side of a queue pair (rxe's responder, rocev2-spec §3.4): checks each
+ * The receive side of a queue pair (rxe's responder, the kernel's rxe_resp.c): checks each
  * request's PSN against the expected one, executes in-order SENDs and WRITEs exactly once
  * (copying the payload into the posted receive buffers or the target region: the one copy
  * a NIC's DMA would make), re-ACKs duplicates without re-executing them, answers the first

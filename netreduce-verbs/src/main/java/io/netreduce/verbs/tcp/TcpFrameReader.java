@@ -7,7 +7,6 @@ import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.QpState;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
-import io.netreduce.verbs.tcp.TcpQueuePair.RecvSlot;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -54,7 +53,7 @@ final class TcpFrameReader {
     private final FrameHeader readHeader = new FrameHeader().wrap(readHeaderBuffer);
     private int readPhase = READ_HEADER;
     private long readLeft;
-    private RecvSlot readRecv;
+    private TcpRecvSlot readRecv;
     private ByteBuffer readTarget;
     private int readVectorLength;
     private int afterSkip;
@@ -173,7 +172,7 @@ final class TcpFrameReader {
                 return;
             }
         }
-        RecvSlot recv = null;
+        TcpRecvSlot recv = null;
         if (!write || FrameHeader.hasImmediate(type)) {
             recv = qp.takeRecv();
             if (recv == null) {
@@ -230,7 +229,7 @@ final class TcpFrameReader {
             skipDone(sequence, length);
             return;
         }
-        RecvSlot recv = readRecv;
+        TcpRecvSlot recv = readRecv;
         readRecv = null;
         expectedSequence++;
         counters.increment(Counter.MESSAGES_RECEIVED);
@@ -263,7 +262,7 @@ final class TcpFrameReader {
                 qp.fail(null, "remote access error on an incoming RDMA WRITE: " + detail);
                 break;
             case AFTER_SKIP_LENGTH_ERROR: {
-                RecvSlot recv = readRecv;
+                TcpRecvSlot recv = readRecv;
                 readRecv = null;
                 qp.pushRecv(recv.wrId, WcStatus.LOC_LEN_ERR, WcOpcode.RECV, length, false, 0,
                         "a " + length + "-byte message does not fit the posted " + recv.capacity + "-byte receive");
@@ -278,7 +277,7 @@ final class TcpFrameReader {
 
     /** The stream failed: a receive already taken for the frame in flight is flushed, not lost. */
     private void readFailed(IOException e) {
-        RecvSlot recv = readRecv;
+        TcpRecvSlot recv = readRecv;
         readRecv = null;
         if (recv != null) {
             qp.pushRecv(recv.wrId, WcStatus.WR_FLUSH_ERR, WcOpcode.RECV, 0, false, 0,

@@ -36,6 +36,11 @@ enum TcpProgress {
     static final TcpSetting SETTING = new TcpSetting(TcpVerbsProvider.PROGRESS, TcpVerbsProvider.PROGRESS_ENVIRONMENT);
     static final TcpProgress DEFAULT = THREADS;
 
+    /** The strategy that moves {@code qp}'s bytes in this mode. */
+    TcpProgressDriver driverFor(TcpQueuePair qp, TcpCompletionQueue sendCq, TcpCompletionQueue recvCq) {
+        return this == POLL ? new PolledProgress(qp, sendCq, recvCq) : new ThreadedProgress(qp);
+    }
+
     static TcpProgress of(DeviceOptions options) {
         String value = SETTING.value(options);
         if (value == null) {

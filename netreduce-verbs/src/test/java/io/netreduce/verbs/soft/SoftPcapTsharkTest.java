@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * verify against the frame's own IPv4/UDP header. Skipped without tshark unless CI=true.
  */
 class SoftPcapTsharkTest {
-    /** Payload heuristics that would misread SEND payloads (rocev2-spec §5). */
+    /** Payload heuristics that would misread SEND payloads (tshark tries RPC-over-RDMA and others on them). */
     private static final String[] HEURISTICS = {"rpcrdma_infiniband", "iser_infiniband", "smb_direct_infiniband",
         "smcr_infiniband", "nvme_rdma", "lnet_ib", "sdp_infiniband", "fc_infiniband", "eth_over_ib", "mellanox_eoib"};
 

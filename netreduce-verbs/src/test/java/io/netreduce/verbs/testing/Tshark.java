@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Runs tshark on a capture with the InfiniBand payload heuristics off (they misread SEND
- * payloads as RPC-over-RDMA, rocev2-spec §5). Without tshark a test is skipped with the
+ * payloads as RPC-over-RDMA). Without tshark a test is skipped with the
  * reason, except under CI=true, where tshark is required and its absence fails the test.
  */
 public final class Tshark {

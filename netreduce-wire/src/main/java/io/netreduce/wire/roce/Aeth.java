@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 /**
  * Flyweight over the ACK Extended Transport Header (4 bytes): syndrome, then the
  * responder's 24-bit MSN. Also decodes syndromes (ACK / RNR NAK / NAK) and the RNR
- * timer table of rocev2-spec §1.6.
+ * timer table of the InfiniBand specification (vol. 1, the AETH syndrome), as ibv_modify_qp(3) lists it.
  */
 public final class Aeth {
     public static final int LENGTH = 4;

@@ -5,7 +5,7 @@ import java.nio.ByteOrder;
 import java.util.zip.CRC32;
 
 /**
- * RoCEv2 Invariant CRC (rocev2-spec §2): standard CRC-32 over 8 bytes of 0xFF, the IPv4
+ * RoCEv2 Invariant CRC (IBTA Annex A17): standard CRC-32 over 8 bytes of 0xFF, the IPv4
  * and UDP headers and the BTH with their variant fields masked to ones, then everything
  * after the BTH through the pad. Stored least-significant byte first.
  *

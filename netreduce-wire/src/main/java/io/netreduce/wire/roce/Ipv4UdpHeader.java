@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 /**
  * The canonical IPv4 + UDP header (28 bytes) that a RoCEv2 datagram would carry between
  * two endpoints: IP ID 0, DF set, TTL 64, UDP checksum 0. User space cannot see the IP ID
- * the kernel picks, so the ICRC is computed over this header instead (rocev2-spec §2.5);
+ * the kernel picks, so the ICRC is computed over this header instead (docs/protocol.md, "ICRC: the canonical header convention");
  * the pcap writer emits the same header so captures verify independently.
  */
 public final class Ipv4UdpHeader {

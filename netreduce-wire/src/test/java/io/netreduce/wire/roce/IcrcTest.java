@@ -10,7 +10,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
-/** ICRC against the test vectors of rocev2-spec §2.4. */
+/**
+ * ICRC against public test vectors (a ConnectX-4 Lx CNP capture and the UC SEND Only case of
+ * scapy's test/contrib/roce.uts) and RC vectors that tshark decodes.
+ */
 class IcrcTest {
     private static final HexFormat HEX = HexFormat.of();
 

@@ -1,5 +1,8 @@
 package io.netreduce.collectives.algorithm.netreduce;
 
+import io.netreduce.collectives.EnvironmentVariables;
+
+import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
 import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
@@ -36,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * broadcast, all-gather and reduce-scatter are sums ({@link SumCollectives}).
  */
 public final class NetReduceAlgorithm implements CollectiveAlgorithm {
-    public static final String NAME = "netreduce";
+    public static final String NAME = CommunicatorConfig.NETREDUCE;
     private static final Logger LOG = LoggerFactory.getLogger(NetReduceAlgorithm.class);
     private static final String PLAN = "netreduce-plan";
     private static final String GO = "netreduce-go";
@@ -60,7 +63,7 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
             return "algorithm 'netreduce' cannot run over transport '" + transport.transport() + "': it does not carry "
                     + "messages as RoCEv2 packets, so no NetReduce switch can aggregate them; use transport "
                     + transportsWith(Capability.ROCE_V2_FRAMES) + " for netreduce, or algorithm 'ring' over '"
-                    + transport.transport() + "' (NETREDUCE_FALLBACK=ring allows the fallback)";
+                    + transport.transport() + "' (" + EnvironmentVariables.FALLBACK + "=ring allows the fallback)";
         }
         if (!op.isSum()) {
             return op + " all-reduce needs the ring algorithm: a NetReduce switch can only add (this communicator uses "
@@ -130,7 +133,7 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
     private static String createRingOnSwitch(GroupContext g) {
         var c = g.config();
         if (c.switchAddress() == null) {
-            return "no switch is configured (set NETREDUCE_SWITCH to its host:port)";
+            return "no switch is configured (set " + EnvironmentVariables.SWITCH + " to its host:port)";
         }
         // Rings are named by their users; a random id keeps concurrent jobs on one switch apart.
         int ringId = 1 + ThreadLocalRandom.current().nextInt(Integer.MAX_VALUE - 1);

@@ -1,5 +1,5 @@
 /**
- * The thin NetReduce host layer (design brief §6): cut a tensor into messages
+ * The thin NetReduce host layer (docs/architecture.md): cut a tensor into messages
  * ({@link io.netreduce.collectives.algorithm.MessagePlan}), prepend the INA header
  * ({@link io.netreduce.wire.ina.InaHeader}), keep at most N messages in flight and post
  * message i+N when result i arrives ({@link io.netreduce.collectives.algorithm.netreduce.WindowedAllReduce}), and

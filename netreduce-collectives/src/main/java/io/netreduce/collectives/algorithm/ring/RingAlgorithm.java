@@ -1,5 +1,6 @@
 package io.netreduce.collectives.algorithm.ring;
 
+import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.ElementType;
@@ -20,7 +21,7 @@ import java.nio.FloatBuffer;
  * ({@link SumCollectives}).
  */
 public final class RingAlgorithm implements CollectiveAlgorithm {
-    public static final String NAME = "ring";
+    public static final String NAME = CommunicatorConfig.RING;
 
     private GroupContext group;
     private RingConnections connections;

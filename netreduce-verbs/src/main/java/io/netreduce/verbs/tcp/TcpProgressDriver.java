@@ -1,0 +1,37 @@
+package io.netreduce.verbs.tcp;
+
+import java.nio.channels.SocketChannel;
+
+/**
+ * Who moves a connected {@link TcpQueuePair}'s bytes, one implementation per
+ * {@link TcpProgress} mode: {@link ThreadedProgress} (a reader and a writer thread) or
+ * {@link PolledProgress} (whoever polls the completion queues). The queue pair calls these
+ * at the few points where the two differ; everything else is the same code.
+ */
+interface TcpProgressDriver {
+
+    /** Whether the connection's socket blocks. */
+    boolean blockingSocket();
+
+    /** The connection is installed; start moving its bytes. Caller holds the queue pair's lock. */
+    void startLocked(SocketChannel channel);
+
+    /**
+     * A send request was queued at {@code index} ({@code length} bytes). Caller holds the
+     * lock. Returns true if it claimed the socket for the posting thread to write the request
+     * itself, in {@link #afterSendQueued}.
+     */
+    boolean sendQueuedLocked(long index, long length);
+
+    /** Outside the lock, right after {@link #sendQueuedLocked}: write now what this mode writes on the poster. */
+    void afterSendQueued(boolean claimed);
+
+    /** A poller of one of the queue pair's completion queues asks for progress; true if anything moved. */
+    boolean progress();
+
+    /** The device's fallback for a queue pair nobody has polled for {@code idleNanos}. */
+    void driveIfIdle(long now, long idleNanos);
+
+    /** The queue pair is closed: stop (outside the lock). */
+    void stop();
+}
