@@ -232,7 +232,8 @@ class SoftRingThroughSwitchTest {
                 }
                 InaHeader h = new InaHeader().wrap(r.recvHeaders.buffer(), msg * InaHeader.LENGTH);
                 int predecessor = (r.rank + p - 1) % p;
-                if (h.msgId() != msg || h.ringId() != ringId || h.payloadLength() != PAYLOAD || h.rank() != predecessor) {
+                if (h.msgId() != msg || h.ringId() != ringId || h.payloadLength() != PAYLOAD || h.rank() != predecessor
+                        || !h.isResult() || h.contributions() != p) {
                     throw new AssertionError("rank " + r.rank + " result header " + h + " for message " + msg);
                 }
                 received++;

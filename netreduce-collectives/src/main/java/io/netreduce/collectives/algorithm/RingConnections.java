@@ -17,7 +17,7 @@ import java.time.Duration;
  * One rank's place in the ring of queue pairs that both built-in algorithms run over: a
  * device (with the switch as gateway for in-network aggregation), one completion queue for
  * everything, {@code toNext} (sends to rank r+1) and {@code fromPrev} (receives from rank
- * r-1). Set up in three steps, so that an algorithm can act between them (NetReduce
+ * r-1), and the {@link TensorMemory} the tensors are registered in. Set up in three steps, so that an algorithm can act between them (NetReduce
  * registers the connections with the switch before anyone connects): {@link #open},
  * {@link #publishEndpoints}, {@link #connect}.
  */
@@ -29,6 +29,8 @@ public final class RingConnections implements AutoCloseable {
     public final CompletionQueue cq;
     public final QueuePair toNext;
     public final QueuePair fromPrev;
+    /** The tensors the algorithms move, registered (or staged) in this ring's protection domain. */
+    public final TensorMemory memory;
 
     private RingConnections(Device device, int window, int mtu, Duration ackTimeout) {
         this.device = device;
@@ -40,6 +42,7 @@ public final class RingConnections implements AutoCloseable {
                     .ackTimeout(ackTimeout).build();
             toNext = pd.createQueuePair(attrs);
             fromPrev = pd.createQueuePair(attrs);
+            memory = new TensorMemory(pd);
         } catch (RuntimeException e) {
             device.close();
             throw e;
@@ -116,8 +119,10 @@ public final class RingConnections implements AutoCloseable {
         return toNext.counters().get(c) + fromPrev.counters().get(c);
     }
 
+    /** Deregisters the tensors and closes the device, and with it the queue pairs. */
     @Override
     public void close() {
+        memory.close();
         device.close();
     }
 }

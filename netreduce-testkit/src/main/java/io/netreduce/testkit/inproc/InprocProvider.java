@@ -5,8 +5,7 @@ import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsException;
-import io.netreduce.verbs.VerbsProvider;
-import io.netreduce.verbs.support.UnsupportedOptions;
+import io.netreduce.verbs.support.ProviderBase;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,39 +19,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  * "completes instantly": the host-cost benchmark uses that. A device whose gateway is an
  * {@link InprocSwitch} sends through it.
  */
-public final class InprocProvider implements VerbsProvider {
+public final class InprocProvider extends ProviderBase {
     public static final String NAME = "inproc";
 
     static final ConcurrentHashMap<InetSocketAddress, InprocDevice> DEVICES = new ConcurrentHashMap<>();
     private static final AtomicInteger NEXT_PORT = new AtomicInteger(20000);
 
-    /** Stands in for RoCEv2 through a gateway: messages sent with a gateway go to the in-process switch stand-in, which aggregates them. */
+    /**
+     * Stands in for RoCEv2 through a gateway: messages sent with a gateway go to the
+     * in-process switch stand-in, which aggregates them.
+     */
     public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.ROCE_V2_FRAMES,
             Capability.GATEWAY_NEXT_HOP);
 
-    @Override
-    public String name() {
-        return NAME;
+    public InprocProvider() {
+        super(NAME, "in-process test transport (copies between registered buffers)", CAPABILITIES);
     }
 
     @Override
-    public TransportCapabilities capabilities() {
-        return CAPABILITIES;
-    }
-
-    @Override
-    public String description() {
-        return "in-process test transport (copies between registered buffers)";
-    }
-
-    @Override
-    public String unavailableReason() {
-        return null;
-    }
-
-    @Override
-    public Device open(DeviceOptions options) {
-        UnsupportedOptions.refuse(CAPABILITIES, options);
+    protected Device openDevice(DeviceOptions options) {
         int port = options.port() == 0 ? NEXT_PORT.incrementAndGet() : options.port();
         InetSocketAddress address = new InetSocketAddress(options.localAddress(), port);
         InprocDevice device = new InprocDevice(options, address);

@@ -4,10 +4,7 @@ import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
-import io.netreduce.verbs.VerbsException;
-import io.netreduce.verbs.VerbsProvider;
-import io.netreduce.verbs.support.UnsupportedOptions;
-import java.util.Objects;
+import io.netreduce.verbs.support.ProviderBase;
 
 /**
  * Real RDMA (RoCE, InfiniBand, iWARP, or Soft-RoCE) through DiSNI 2.1's Java binding of
@@ -15,26 +12,15 @@ import java.util.Objects;
  * missing {@link #unavailableReason()} says which and how to fix it, and {@link #open}
  * fails at once with the same words.
  */
-public final class DisniVerbsProvider implements VerbsProvider {
+public final class DisniVerbsProvider extends ProviderBase {
     public static final String NAME = "disni";
 
     /** A NIC: RoCEv2 packets on a RoCE port (the fabric, not a gateway, puts a switch on the path); pinned memory. */
     public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.ROCE_V2_FRAMES,
             Capability.PATH_MTU_PACKETS, Capability.RDMA_WRITE_WITH_IMMEDIATE, Capability.REGISTRATION_PINS_MEMORY);
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public TransportCapabilities capabilities() {
-        return CAPABILITIES;
-    }
-
-    @Override
-    public String description() {
-        return "real RDMA through DiSNI (libibverbs + librdmacm); needs libdisni.so and an RDMA device";
+    public DisniVerbsProvider() {
+        super(NAME, "real RDMA through DiSNI (libibverbs + librdmacm); needs libdisni.so and an RDMA device", CAPABILITIES);
     }
 
     @Override
@@ -43,13 +29,7 @@ public final class DisniVerbsProvider implements VerbsProvider {
     }
 
     @Override
-    public Device open(DeviceOptions options) {
-        Objects.requireNonNull(options, "options");
-        String reason = unavailableReason();
-        if (reason != null) {
-            throw new VerbsException("verbs provider 'disni' cannot start: " + reason);
-        }
-        UnsupportedOptions.refuse(CAPABILITIES, options);
+    protected Device openDevice(DeviceOptions options) {
         return new DisniDevice(options);
     }
 }

@@ -4,15 +4,14 @@ import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
-import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.support.ProviderBase;
 import io.netty.channel.epoll.Epoll;
-import java.util.Objects;
 
 /**
  * The "soft" provider: RoCEv2 Reliable Connection emulated in user space over UDP on
  * Linux (Netty's native epoll transport). Needs no RDMA hardware and no privileges.
  */
-public final class SoftProvider implements VerbsProvider {
+public final class SoftProvider extends ProviderBase {
     public static final String NAME = "soft";
 
     /** Real RoCEv2 packets over UDP, through the gateway when one is set. */
@@ -20,19 +19,8 @@ public final class SoftProvider implements VerbsProvider {
             Capability.GATEWAY_NEXT_HOP, Capability.INJECTED_FAULTS, Capability.PATH_MTU_PACKETS,
             Capability.RDMA_WRITE_WITH_IMMEDIATE);
 
-    @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public TransportCapabilities capabilities() {
-        return CAPABILITIES;
-    }
-
-    @Override
-    public String description() {
-        return "user-space RoCEv2 RC over UDP datagrams (real RoCE frames, port 4791)";
+    public SoftProvider() {
+        super(NAME, "user-space RoCEv2 RC over UDP datagrams (real RoCE frames, port 4791)", CAPABILITIES);
     }
 
     @Override
@@ -46,12 +34,7 @@ public final class SoftProvider implements VerbsProvider {
     }
 
     @Override
-    public Device open(DeviceOptions options) {
-        Objects.requireNonNull(options, "options");
-        String reason = unavailableReason();
-        if (reason != null) {
-            throw new io.netreduce.verbs.VerbsException("verbs provider 'soft' cannot start: " + reason);
-        }
+    protected Device openDevice(DeviceOptions options) {
         return new SoftDevice(options);
     }
 }

@@ -4,16 +4,14 @@ import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
-import io.netreduce.verbs.VerbsProvider;
-import io.netreduce.verbs.support.UnsupportedOptions;
-import java.util.Objects;
+import io.netreduce.verbs.support.ProviderBase;
 
 /**
  * Reliable-Connection verbs over one TCP connection per queue pair: the portable fallback
  * that runs anywhere a JVM does, with RC semantics (ordered, acknowledged, RNR and error
  * behaviour as ibverbs reports it) but no in-network aggregation.
  */
-public final class TcpVerbsProvider implements VerbsProvider {
+public final class TcpVerbsProvider extends ProviderBase {
     public static final String NAME = "tcp";
     /**
      * Device option (and system property) choosing who moves the bytes: {@code threads}
@@ -40,29 +38,12 @@ public final class TcpVerbsProvider implements VerbsProvider {
     public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.RDMA_WRITE_WITH_IMMEDIATE,
             Capability.PROGRESS_ON_POLLING_THREAD);
 
-    @Override
-    public String name() {
-        return NAME;
+    public TcpVerbsProvider() {
+        super(NAME, "RC verbs over one TCP connection per queue pair (portable, no RDMA hardware needed)", CAPABILITIES);
     }
 
     @Override
-    public TransportCapabilities capabilities() {
-        return CAPABILITIES;
-    }
-
-    @Override
-    public String description() {
-        return "RC verbs over one TCP connection per queue pair (portable, no RDMA hardware needed)";
-    }
-
-    @Override
-    public String unavailableReason() {
-        return null;
-    }
-
-    @Override
-    public Device open(DeviceOptions options) {
-        UnsupportedOptions.refuse(CAPABILITIES, Objects.requireNonNull(options, "options"));
+    protected Device openDevice(DeviceOptions options) {
         return new TcpDevice(options);
     }
 }

@@ -49,7 +49,6 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
     private int ringId;
     private RingConnections connections;
     private WindowedAllReduce window;
-    private TensorMemory memory;
     private final ScratchTensor scratch = new ScratchTensor();
 
     @Override
@@ -119,7 +118,6 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
                 throw new AlgorithmUnavailableException(go);
             }
             connections.connect(g);
-            memory = new TensorMemory(connections.pd);
             window = new WindowedAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq,
                     new RingSettings(ringId, g.rank(), g.size(), ElementType.FLOAT32.inaDtype(), g.config().window(),
                             g.config().messageBytes(), g.timeout()));
@@ -184,9 +182,10 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
         if (n == 0) {
             return;
         }
-        memory.bind(input, output, false);
-        window.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n, memory,
-                guard);
+        TensorMemory tensors = connections.memory;
+        tensors.bind(input, output, false);
+        window.run(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n,
+                tensors, guard);
     }
 
     @Override
@@ -215,10 +214,6 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
         if (window != null) {
             window.close();
             window = null;
-        }
-        if (memory != null) {
-            memory.close();
-            memory = null;
         }
         if (connections != null) {
             connections.close();

@@ -26,7 +26,6 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     private GroupContext group;
     private RingConnections connections;
     private RingAllReduce ring;
-    private TensorMemory memory;
     private final ScratchTensor scratch = new ScratchTensor();
 
     @Override
@@ -47,7 +46,6 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         try {
             connections.publishEndpoints(g);
             connections.connect(g);
-            memory = new TensorMemory(connections.pd);
             ring = new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq, g.rank(),
                     g.size(), c.ringMessageBytes(), c.ringWindow(), g.timeout());
         } catch (RuntimeException e) {
@@ -62,9 +60,11 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         if (n == 0) {
             return;
         }
-        memory.bind(input, output, true);
-        ring.run(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n, op, guard);
-        memory.unstageWhole();
+        TensorMemory tensors = connections.memory;
+        tensors.bind(input, output, true);
+        ring.run(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n, op,
+                guard);
+        tensors.unstageWhole();
     }
 
     /**
@@ -78,10 +78,11 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         if (m == 0) {
             return;
         }
+        TensorMemory tensors = connections.memory;
         FloatBuffer all = scratch.take(n);
-        memory.bind(input, all, true);
-        ring.reduceScatter(memory.inputRegion(), memory.inputOffset(), memory.outputRegion(), memory.outputOffset(), n,
-                op, guard);
+        tensors.bind(input, all, true);
+        ring.reduceScatter(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
+                tensors.outputOffset(), n, op, guard);
         output.put(output.position(), all, group.rank() * m, m);
     }
 
@@ -93,9 +94,10 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         if (output.remaining() == 0) {
             return;
         }
-        memory.bind(output, output, true);
-        ring.gather(memory.outputRegion(), memory.outputOffset(), output.remaining(), guard);
-        memory.unstageWhole();
+        TensorMemory tensors = connections.memory;
+        tensors.bind(output, output, true);
+        ring.gather(tensors.outputRegion(), tensors.outputOffset(), output.remaining(), guard);
+        tensors.unstageWhole();
     }
 
     @Override
@@ -113,10 +115,6 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         if (ring != null) {
             ring.close();
             ring = null;
-        }
-        if (memory != null) {
-            memory.close();
-            memory = null;
         }
         if (connections != null) {
             connections.close();
