@@ -7,11 +7,20 @@
  *   mpicc -O2 -o mpi_allreduce mpi_allreduce.c
  *   mpirun -np 4 ./mpi_allreduce BYTES ITERS WARMUP
  *
- * Prints one line on rank 0: ranks bytes time_us algbw_GBps busbw_GBps wrong
+ * Prints one line on rank 0: ranks bytes time_us algbw_GBps busbw_GBps wrong cpu_s_per_call
+ * (cpu_s_per_call: each rank process's CPU time, user + system, over the timed loop per
+ * call, averaged over ranks: the same figure as netreduce bench's CPU column)
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 static float input_value(int rank, long i) { return (float) ((rank + 1) * (int) (i % 97) + (int) (i % 13)); }
 
@@ -47,16 +56,20 @@ int main(int argc, char **argv) {
     for (int i = 0; i < warmup; i++) MPI_Allreduce(MPI_IN_PLACE, buf, (int) count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     fill(buf, count, rank);
     MPI_Barrier(MPI_COMM_WORLD);
+    double c0 = cpu_seconds();
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) MPI_Allreduce(MPI_IN_PLACE, buf, (int) count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     double mine = (MPI_Wtime() - t0) / iters, sum = 0;
+    double cpu = (cpu_seconds() - c0) / iters, cpu_sum = 0;
     long wrong_total = 0;
     MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&wrong, &wrong_total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         double t = sum / size;
         double algbw = bytes / t / 1e9;
-        printf("%d %ld %.1f %.3f %.3f %ld\n", size, bytes, t * 1e6, algbw, algbw * 2.0 * (size - 1) / size, wrong_total);
+        printf("%d %ld %.1f %.3f %.3f %ld %.6f\n", size, bytes, t * 1e6, algbw, algbw * 2.0 * (size - 1) / size,
+               wrong_total, cpu_sum / size);
     }
     free(buf);
     MPI_Finalize();
