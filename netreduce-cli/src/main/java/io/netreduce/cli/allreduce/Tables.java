@@ -15,12 +15,12 @@ public final class Tables {
     public static String demo(String title, List<Row> rows) {
         StringBuilder sb = new StringBuilder();
         sb.append("# ").append(title).append('\n');
-        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %10s %8s %14s %7s%n",
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %10s %9s %14s %7s%n",
                 "size", "count", "type", "time", "algbw", "busbw", "cpu", "cpu", "wire sent", "#wrong"));
-        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %10s %8s %14s %7s%n",
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %6s %10s %8s %8s %10s %9s %14s %7s%n",
                 "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)", "(us/rank)", "(s/GB)", "(B/worker)", ""));
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %10.1f %8.3f %8.3f %10.1f %8.3f %14d %7d%n",
+            sb.append(String.format(Locale.ROOT, " %11d %13d %6s %10.1f %8.3f %8.3f %10.1f %9.3f %14d %7d%n",
                     r.size(), r.count(), r.type(), r.timeUs(), r.algbwGbps(), r.busbwGbps(), r.cpuSPerCall() * 1e6,
                     r.cpuSPerGb(), r.wireBytesPerWorker(), r.wrong()));
         }
