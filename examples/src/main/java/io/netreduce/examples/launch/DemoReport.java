@@ -30,7 +30,7 @@ public record DemoReport(TrainingResult reference, List<WorkerSummary> workers, 
         return loss[loss.length - 1] < loss[0];
     }
 
-    /** Every worker ran the backend asked for (netreduce falls back to ring without a usable switch). */
+    /** Every worker ran the backend asked for (a fallback, where allowed, names another in algorithm()). */
     public boolean backendHonoured() {
         return workers.stream().allMatch(w -> w.algorithm().equals(requestedBackend));
     }
