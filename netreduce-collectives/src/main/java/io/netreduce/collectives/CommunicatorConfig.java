@@ -30,37 +30,50 @@ public final class CommunicatorConfig {
     /** Every built-in algorithm's name. */
     public static final List<String> ALGORITHMS = List.of(NETREDUCE, RING);
     /**
-     * How every rank's collectives are checked against the others' (same operation, same
-     * tensor length, same order), through the rendezvous store.
+     * How every rank's collectives are checked against the others' (same collective, same
+     * element count, same reduction and root, same order), so that a mismatch fails on
+     * every rank, naming what each rank called, instead of hanging or returning a
+     * meaningless result.
      */
     public enum Agreement {
         /**
-         * A call returns only once every rank has confirmed it called the same collective:
-         * one rendezvous round trip per call (tens to hundreds of microseconds). A mismatch
-         * is reported by the very call that has it, before any result is returned.
+         * The default. The check travels with the data: the ring's messages carry each
+         * rank's call and the receiver compares it with its own before it uses any data, so
+         * a mismatch fails the very call that has it, on every rank, and the rendezvous
+         * store carries nothing per call. Only when something fails do the ranks tell the
+         * store what they called, so that the error lists every rank's call. Netreduce's
+         * messages cross the switch, which has no room for the call: its ranks announce
+         * each call to the store (they must start together anyway, see the user guide) and
+         * compare there.
          */
-        STRICT,
+        IN_BAND,
         /**
-         * The default. A call announces itself to the store and does not wait for the
-         * verdict; when it returns, every earlier call has been confirmed. A mismatch is
-         * reported on every rank by the call that has it or, at the latest, by the next
-         * call (or {@code close()}): tensors of different lengths are caught by the data
-         * path itself (the ring) or by the verdict arriving while the data path waits; only
-         * a mismatch the data path cannot see (equal lengths, different operations) can
-         * let one call return before the error is raised by the next.
+         * Every call is also announced to the rendezvous store and returns only once every
+         * rank has confirmed it called the same collective: one store round trip per call
+         * (tens to hundreds of microseconds; docs/benchmarks.md). It catches nothing more
+         * than {@link #IN_BAND}; it is for debugging a hang: a collective that one rank never
+         * calls fails at the timeout naming the ranks that never started it.
          */
-        ASYNC,
+        STRICT;
+
         /**
-         * No per-call check, as in NCCL and Gloo: ring calls send nothing to the store
-         * (measured: 25–35 % off a 4 KiB all-reduce's median here). What the data path
-         * sees is still caught on every rank (tensors of different lengths, a failed or
-         * vanished rank); a mismatch it cannot see (equal lengths, different operations)
-         * goes unreported and returns a meaningless result. The netreduce algorithm still
-         * announces each call, because its ranks must start together (see the user guide).
+         * The mode a setting names: "in-band" (also "in_band", and the older names "async"
+         * and "off", whose checks now cost nothing), or "strict"; null for anything else.
          */
-        OFF
+        public static Agreement parse(String text) {
+            switch (text.trim().toLowerCase(java.util.Locale.ROOT).replace('-', '_')) {
+                case "in_band", "inband", "async", "off":
+                    return IN_BAND;
+                case "strict":
+                    return STRICT;
+                default:
+                    return null;
+            }
+        }
     }
 
+    /** Default of {@link #smallTensorBytes()}. */
+    public static final int DEFAULT_SMALL_TENSOR_BYTES = 64 * 1024;
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
     /** The software switch's default control-plane port. */
@@ -80,6 +93,7 @@ public final class CommunicatorConfig {
     private final int messageBytes;
     private final int ringWindow;
     private final int ringMessageBytes;
+    private final int smallTensorBytes;
     private final int mtu;
     private final Duration timeout;
     private final FaultPlan faults;
@@ -110,6 +124,9 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("ring window must be at least 1 message: " + b.ringWindow);
         }
         MessagePlan.checkPayloadBytes(b.ringMessageBytes);
+        if (b.smallTensorBytes < 0) {
+            throw new IllegalArgumentException("small tensor threshold must not be negative: " + b.smallTensorBytes);
+        }
         PathMtu.check(b.mtu);
         Objects.requireNonNull(b.timeout, "timeout");
         if (b.timeout.isNegative() || b.timeout.isZero()) {
@@ -130,6 +147,7 @@ public final class CommunicatorConfig {
         this.messageBytes = b.messageBytes;
         this.ringWindow = b.ringWindow;
         this.ringMessageBytes = b.ringMessageBytes;
+        this.smallTensorBytes = b.smallTensorBytes;
         this.mtu = b.mtu;
         this.timeout = b.timeout;
         this.faults = Objects.requireNonNull(b.faults, "faults");
@@ -171,6 +189,7 @@ public final class CommunicatorConfig {
         b.messageBytes = messageBytes;
         b.ringWindow = ringWindow;
         b.ringMessageBytes = ringMessageBytes;
+        b.smallTensorBytes = smallTensorBytes;
         b.mtu = mtu;
         b.timeout = timeout;
         b.faults = faults;
@@ -227,6 +246,13 @@ public final class CommunicatorConfig {
     public int ringWindow() { return ringWindow; }
     /** Tensor bytes per message for ring all-reduce (default 1 MiB). */
     public int ringMessageBytes() { return ringMessageBytes; }
+    /**
+     * The ring's all-reduces of at most this many bytes take its small-tensor path (every
+     * rank's tensor goes around the ring and each rank reduces the copies: P-1 steps
+     * instead of 2(P-1)); 0 turns it off. The default is the crossover measured in
+     * docs/benchmarks.md ("Small tensors").
+     */
+    public int smallTensorBytes() { return smallTensorBytes; }
     public int mtu() { return mtu; }
     /** Longest wait without progress before an operation fails (default 30 s). */
     public Duration timeout() { return timeout; }
@@ -244,7 +270,7 @@ public final class CommunicatorConfig {
     public Duration ackTimeout() { return ackTimeout; }
     /** On one machine (loopback master, no local address), rank r binds prefix + (r+2); default "127.0.0.". */
     public String loopbackPrefix() { return loopbackPrefix; }
-    /** How collectives are checked across ranks (default {@link Agreement#ASYNC}). */
+    /** How collectives are checked across ranks (default {@link Agreement#IN_BAND}). */
     public Agreement agreement() { return agreement; }
     /**
      * The algorithm to run instead when the requested one cannot (its transport cannot carry
@@ -263,7 +289,8 @@ public final class CommunicatorConfig {
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
-                + ", ringMessageBytes=" + ringMessageBytes + ", mtu=" + mtu + ", agreement=" + agreement
+                + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + smallTensorBytes + ", mtu=" + mtu
+                + ", agreement=" + agreement
                 + (fallback != null ? ", fallback=" + fallback : "")
                 + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
     }
@@ -283,12 +310,13 @@ public final class CommunicatorConfig {
         private int messageBytes = 16 * 1024;
         private int ringWindow = 8;
         private int ringMessageBytes = 1 << 20;
+        private int smallTensorBytes = DEFAULT_SMALL_TENSOR_BYTES;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);
         private FaultPlan faults = FaultPlan.NONE;
         private Duration ackTimeout = Duration.ofMillis(200);
         private String loopbackPrefix = "127.0.0.";
-        private Agreement agreement = Agreement.ASYNC;
+        private Agreement agreement = Agreement.IN_BAND;
         private String fallback;
         private final List<String> sources = new ArrayList<>();
 
@@ -306,6 +334,7 @@ public final class CommunicatorConfig {
         public Builder messageBytes(int v) { messageBytes = v; return this; }
         public Builder ringWindow(int v) { ringWindow = v; return this; }
         public Builder ringMessageBytes(int v) { ringMessageBytes = v; return this; }
+        public Builder smallTensorBytes(int v) { smallTensorBytes = v; return this; }
         public Builder mtu(int v) { mtu = v; return this; }
         public Builder timeout(Duration v) { timeout = v; return this; }
         public Builder faults(FaultPlan v) { faults = v; return this; }

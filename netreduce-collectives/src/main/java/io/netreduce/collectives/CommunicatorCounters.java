@@ -7,7 +7,9 @@ import java.util.Locale;
  * A snapshot of one rank's counters ({@link Communicator#counters()}): collectives run by
  * kind, what its transport put on and took off the wire (headers, ACKs and retransmissions
  * included), packets retransmitted, the time spent waiting for the network, and the
- * collectives that failed. Cumulative since the communicator opened; take two snapshots and
+ * collectives that failed, and the messages it sent to the rendezvous store (none per
+ * collective in steady state, unless the agreement mode or the algorithm needs them).
+ * Cumulative since the communicator opened; take two snapshots and
  * subtract for an interval. Immutable.
  */
 public final class CommunicatorCounters {
@@ -22,10 +24,11 @@ public final class CommunicatorCounters {
     private final long retransmittedPackets;
     private final long waitNanos;
     private final long errors;
+    private final long rendezvousMessages;
 
     public CommunicatorCounters(int rank, String algorithm, String transport, long[] collectives, long bytesSent,
                                 long bytesReceived, long packetsSent, long packetsReceived, long retransmittedPackets,
-                                long waitNanos, long errors) {
+                                long waitNanos, long errors, long rendezvousMessages) {
         if (collectives.length != Collective.values().length) {
             throw new IllegalArgumentException("one count per collective kind, not " + collectives.length);
         }
@@ -40,6 +43,7 @@ public final class CommunicatorCounters {
         this.retransmittedPackets = retransmittedPackets;
         this.waitNanos = waitNanos;
         this.errors = errors;
+        this.rendezvousMessages = rendezvousMessages;
     }
 
     public int rank() {
@@ -93,6 +97,14 @@ public final class CommunicatorCounters {
     }
 
     /**
+     * Messages this rank sent to the rendezvous store (joining, closing, and per collective
+     * only where calls are compared there: see {@code CommunicatorConfig.Agreement}).
+     */
+    public long rendezvousMessages() {
+        return rendezvousMessages;
+    }
+
+    /**
      * The counters in the Prometheus text exposition format, labelled with the rank, for a
      * scrape endpoint or a file collector: {@code netreduce_collectives_total{rank="0",kind="allReduce"} 12}.
      */
@@ -117,6 +129,8 @@ public final class CommunicatorCounters {
         sb.append("netreduce_wait_seconds_total{").append(r).append("} ")
                 .append(String.format(Locale.ROOT, "%.6f", waitNanos / 1e9)).append('\n');
         metric(sb, "netreduce_collective_errors_total", "Collectives that failed.", r, errors);
+        metric(sb, "netreduce_rendezvous_messages_total", "Messages sent to the rendezvous store.", r,
+                rendezvousMessages);
         return sb.toString();
     }
 
@@ -138,6 +152,6 @@ public final class CommunicatorCounters {
         return sb.append(", wire sent ").append(bytesSent).append(" B / ").append(packetsSent).append(" pkts, received ")
                 .append(bytesReceived).append(" B / ").append(packetsReceived).append(" pkts, retransmitted ")
                 .append(retransmittedPackets).append(", waited ").append(waitNanos / 1_000_000).append(" ms, errors ")
-                .append(errors).toString();
+                .append(errors).append(", rendezvous messages ").append(rendezvousMessages).toString();
     }
 }

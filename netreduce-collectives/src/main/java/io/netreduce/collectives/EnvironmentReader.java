@@ -80,12 +80,17 @@ final class EnvironmentReader {
         }
         if (env.containsKey(AGREEMENT)) {
             String a = env.get(AGREEMENT).trim();
-            try {
-                b.agreement(CommunicatorConfig.Agreement.valueOf(a.toUpperCase(java.util.Locale.ROOT)));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(AGREEMENT + " must be 'async', 'strict' or 'off', not '" + a + "'", e);
+            CommunicatorConfig.Agreement mode = CommunicatorConfig.Agreement.parse(a);
+            if (mode == null) {
+                throw new IllegalArgumentException(AGREEMENT + " must be 'in-band' or 'strict', not '" + a + "'");
             }
-            b.source("agreement " + a.toLowerCase(java.util.Locale.ROOT) + " from " + AGREEMENT);
+            b.agreement(mode);
+            b.source("agreement " + mode.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-') + " from "
+                    + AGREEMENT + (a.equalsIgnoreCase(mode.name().replace("_", "-")) || a.equalsIgnoreCase(mode.name())
+                    ? "" : "='" + a + "'"));
+        }
+        if (env.containsKey(SMALL_TENSOR_BYTES)) {
+            b.smallTensorBytes(integer(env, SMALL_TENSOR_BYTES, 0));
         }
         if (env.containsKey(TIMEOUT_SECONDS)) {
             String t = env.get(TIMEOUT_SECONDS).trim();

@@ -68,6 +68,47 @@ class AllReduceTest {
         }
     }
 
+    /**
+     * The ring's two paths, each forced on for every size (a threshold of 0 and of 1 MiB):
+     * the pipelined ring sums in its chunk order, the small-tensor path in rank order, with
+     * tensors smaller than the ring (empty chunks) and larger than a message alike.
+     */
+    @ParameterizedTest(name = "P={0} small-tensor threshold {1}")
+    @CsvSource({"2,0", "3,0", "5,0", "2,1048576", "3,1048576", "5,1048576"})
+    void bothRingPathsSumInTheirDocumentedOrder(int p, int smallTensorBytes) throws Exception {
+        try (TestGroup g = TestGroup.open(p, TestGroup.template("ring").smallTensorBytes(smallTensorBytes), 1L << 30)) {
+            for (int n : new int[] {1, 3, 1000, 5 * MESSAGE_ELEMENTS + 1, 100_003}) {
+                long seed = 977L * p + n + smallTensorBytes;
+                Random random = new Random(seed);
+                float[][] inputs = new float[p][];
+                FloatBuffer[] sums = new FloatBuffer[p];
+                FloatBuffer[] maxima = new FloatBuffer[p];
+                for (int r = 0; r < p; r++) {
+                    inputs[r] = Tensors.random(random, n);
+                    sums[r] = Tensors.make(Tensors.Kind.DIRECT, inputs[r]);
+                    maxima[r] = Tensors.make(Tensors.Kind.HEAP, inputs[r]);
+                }
+                g.all((r, c) -> {
+                    c.allReduce(sums[r]);
+                    c.allReduce(maxima[r], ReduceOp.MAX);
+                    return null;
+                }, 60);
+                float[] sum = Tensors.expected("ring", inputs, smallTensorBytes);
+                float[] max = inputs[0].clone();
+                for (int r = 1; r < p; r++) {
+                    for (int i = 0; i < n; i++) {
+                        max[i] = Math.max(max[i], inputs[r][i]);
+                    }
+                }
+                for (int r = 0; r < p; r++) {
+                    String what = "seed " + seed + ", P=" + p + ", n=" + n + ", threshold " + smallTensorBytes + ", rank " + r;
+                    assertNull(Tensors.diff(sums[r], sum), what + " SUM");
+                    assertNull(Tensors.diff(maxima[r], max), what + " MAX");
+                }
+            }
+        }
+    }
+
     /** Long (about a minute on a loaded 2-core box): run with -Dnetreduce.test.large=true. */
     @ParameterizedTest(name = "{0} 64 MiB")
     @CsvSource({"netreduce", "ring"})

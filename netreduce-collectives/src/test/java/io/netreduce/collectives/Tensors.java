@@ -77,8 +77,20 @@ public final class Tensors {
         return out;
     }
 
+    /**
+     * The documented sum for a group with the default small-tensor threshold: the ring's
+     * pipelined order above it; at or below it the ring's small-tensor path, which reduces
+     * the gathered copies as x_{P-1} + (... + (x_1 + x_0)), the same floats as rank order
+     * (addition is commutative); netreduce's switch sums in rank order.
+     */
     public static float[] expected(String algorithm, float[][] inputs) {
-        return CommunicatorConfig.RING.equals(algorithm) || inputs.length == 1 ? ringOrderSum(inputs)
+        return expected(algorithm, inputs, CommunicatorConfig.DEFAULT_SMALL_TENSOR_BYTES);
+    }
+
+    /** {@link #expected(String, float[][])} for a group whose small-tensor threshold is {@code smallTensorBytes}. */
+    public static float[] expected(String algorithm, float[][] inputs, int smallTensorBytes) {
+        boolean small = 4L * inputs[0].length <= smallTensorBytes && inputs[0].length > 0;
+        return (CommunicatorConfig.RING.equals(algorithm) && !small) || inputs.length == 1 ? ringOrderSum(inputs)
                 : rankOrderSum(inputs);
     }
 

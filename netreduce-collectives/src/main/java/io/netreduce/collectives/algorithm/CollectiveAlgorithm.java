@@ -17,8 +17,8 @@ import java.nio.FloatBuffer;
  *
  * <p>Tensors are the {@code remaining()} elements of their buffers; position and limit are
  * left alone. For an in-place call {@code input == output}. The engine has checked lengths,
- * writability and overlap, and never passes {@link ReduceOp#AVG} (it asks for SUM and
- * divides). Every rank must get the same bits.
+ * writability and overlap; an algorithm combines with {@link CollectiveCall#combine()}, never
+ * {@link ReduceOp#AVG} (the engine divides the sum). Every rank must get the same bits.
  */
 public interface CollectiveAlgorithm extends AutoCloseable {
 
@@ -52,20 +52,36 @@ public interface CollectiveAlgorithm extends AutoCloseable {
         return false;
     }
 
-    /** Reduces every rank's {@code input} into {@code output} ({@code op} is SUM, MAX or MIN). */
-    void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard);
+    /**
+     * True if this algorithm's messages carry each rank's {@link CollectiveCall} and a rank
+     * compares its neighbours' with its own before it uses their data, failing with a
+     * {@link CallMismatchException}, and if every rank's result depends on such a check of
+     * every other rank's call (so no rank can return from a call the others did not make).
+     * Then the engine checks nothing through the rendezvous store in steady state;
+     * otherwise it announces every call there.
+     */
+    default boolean comparesCallsInBand() {
+        return false;
+    }
+
+    /**
+     * Reduces every rank's {@code input} into {@code output} with {@code call.combine()}
+     * (SUM, MAX or MIN). {@code call} also says what the caller asked for, which the
+     * algorithm may be running on behalf of (a broadcast built from an all-reduce).
+     */
+    void allReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output);
 
     /**
      * Reduces every rank's {@code input} (P chunks of {@code output.remaining()} elements)
      * and leaves chunk {@code rank} of the result in {@code output}.
      */
-    void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard);
+    void reduceScatter(CollectiveCall call, FloatBuffer input, FloatBuffer output);
 
     /** Every rank's {@code input} into {@code output}, rank 0's first. */
-    void allGather(FloatBuffer input, FloatBuffer output, ProgressGuard guard);
+    void allGather(CollectiveCall call, FloatBuffer input, FloatBuffer output);
 
-    /** {@code root}'s tensor into every rank's, bit for bit. */
-    void broadcast(FloatBuffer tensor, int root, ProgressGuard guard);
+    /** {@code call.root()}'s tensor into every rank's, bit for bit. */
+    void broadcast(CollectiveCall call, FloatBuffer tensor);
 
     /** What the transport moved so far (cumulative; zeros before {@link #join}). */
     Traffic traffic();

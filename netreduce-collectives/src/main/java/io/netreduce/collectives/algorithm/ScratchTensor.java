@@ -10,14 +10,21 @@ import java.nio.FloatBuffer;
  * reduce-scatter's partial results). Allocated rarely: doubling bounds the reallocations.
  */
 public final class ScratchTensor {
+    private ByteBuffer bytes;
     private FloatBuffer buffer;
 
     /** A view of {@code elements} elements (position 0); its contents are undefined. */
     public FloatBuffer take(int elements) {
         if (buffer == null || buffer.capacity() < elements) {
             int grown = Math.max(elements, buffer == null ? 0 : 2 * buffer.capacity());
-            buffer = ByteBuffer.allocateDirect(4 * grown).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
+            bytes = ByteBuffer.allocateDirect(4 * grown).order(InaHeader.PAYLOAD_ORDER);
+            buffer = bytes.asFloatBuffer();
         }
         return buffer.duplicate().clear().limit(elements);
+    }
+
+    /** The same memory as bytes (element i at byte 4i), for kernels; valid until the next {@link #take}. */
+    public ByteBuffer bytes() {
+        return bytes;
     }
 }

@@ -32,22 +32,22 @@ public final class SingleRankAlgorithm implements CollectiveAlgorithm {
     }
 
     @Override
-    public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+    public void allReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         copy(input, output);
     }
 
     @Override
-    public void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+    public void reduceScatter(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         copy(input, output);
     }
 
     @Override
-    public void allGather(FloatBuffer input, FloatBuffer output, ProgressGuard guard) {
+    public void allGather(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         copy(input, output);
     }
 
     @Override
-    public void broadcast(FloatBuffer tensor, int root, ProgressGuard guard) {
+    public void broadcast(CollectiveCall call, FloatBuffer tensor) {
         // the root's tensor is already everyone's
     }
 

@@ -10,6 +10,7 @@ import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
 import io.netreduce.collectives.algorithm.Algorithms;
 import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
+import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
 import io.netreduce.collectives.algorithm.ProgressGuard;
@@ -44,10 +45,12 @@ import org.slf4j.LoggerFactory;
  * The collective engine behind every backend: one {@link CollectiveAlgorithm} does the
  * data movement, and this class keeps the rest. Operations run one at a time, in call
  * order: blocking ones on the caller's thread, asynchronous ones on a worker thread. Each
- * one is checked against the other ranks' by {@link OperationAgreement}, so a mismatch is
- * reported by name on every rank instead of hanging; a failure on any rank, or a rank that
- * dies, is pushed by the rendezvous store to every rank's progress guard. Arguments are
- * checked here once for every algorithm, and AVG is a SUM divided here.
+ * one is described once ({@link CollectiveCall}: sequence number, kind, count, reduction,
+ * root) and checked against the other ranks' by {@link OperationAgreement}, in the data
+ * path where the algorithm carries calls, so a mismatch is reported by name on every rank
+ * instead of hanging; a failure on any rank, or a rank that dies, is pushed by the
+ * rendezvous store to every rank's progress guard. Arguments are checked here once for
+ * every algorithm, and AVG is a SUM divided here.
  */
 public final class GroupCommunicator implements Communicator {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommunicator.class);
@@ -71,14 +74,14 @@ public final class GroupCommunicator implements Communicator {
     private final AtomicInteger queued = new AtomicInteger();
     /** Checks every collective against the other ranks' (null in a world of one). */
     private final OperationAgreement agreement;
+    /** The running (or last) operation, described in place for each call (no allocation). */
+    private final CollectiveCall call = new CollectiveCall();
     private final AtomicLongArray completed = new AtomicLongArray(Collective.values().length);
     private final AtomicLong errors = new AtomicLong();
     private volatile boolean closed;
     private volatile CollectiveException broken;
-    /** Written under {@link #opLock}; read by error messages. */
-    private volatile long opSeq;
-    /** The running operation's description, rebuilt in place for each call (no allocation). */
-    private final StringBuilder opName = new StringBuilder(64);
+    /** Written under {@link #opLock}. */
+    private long opSeq;
 
     private GroupCommunicator(CommunicatorConfig config, CollectiveAlgorithm algorithm, String algorithmDescription,
                               TransportCapabilities transport, StoreServer server, StoreClient store) {
@@ -90,7 +93,7 @@ public final class GroupCommunicator implements Communicator {
         this.transport = transport;
         this.server = server;
         this.store = store;
-        this.agreement = store == null ? null : new OperationAgreement(store, rank, config.agreement(),
+        this.agreement = store == null ? null : new OperationAgreement(store, rank, config.agreement(), algorithm,
                 config.timeout());
         worker = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "netreduce-rank-" + rank);
@@ -146,7 +149,9 @@ public final class GroupCommunicator implements Communicator {
             }
             GroupCommunicator c = new GroupCommunicator(config, algorithm, description, transport, server, store);
             c.awaitEveryoneReady();
-            LOG.info("rank {}/{}: {} over '{}' ready ({})", c.rank, c.size, description, config.transport(), config);
+            LOG.info("rank {}/{}: {} over '{}' ready, calls compared {} ({})", c.rank, c.size, description,
+                    config.transport(), c.agreement.announcesEveryCall() ? "through the rendezvous store"
+                            : "in the data path", config);
             return c;
         } catch (IOException e) {
             cleanUp(store, algorithm, server, config);
@@ -236,7 +241,7 @@ public final class GroupCommunicator implements Communicator {
         Traffic t = closed ? Traffic.NONE : algorithm.traffic();
         return new CommunicatorCounters(rank, algorithm.name(), config.transport(), counts, t.bytesSent(),
                 t.bytesReceived(), t.packetsSent(), t.packetsReceived(), t.retransmittedPackets(), t.waitNanos(),
-                errors.get());
+                errors.get(), store == null ? 0 : store.messagesSent());
     }
 
     @Override
@@ -325,35 +330,18 @@ public final class GroupCommunicator implements Communicator {
     }
 
     /** The operation's own work, on the thread that runs it. {@code in == out} for in place. */
-    private void body(Collective kind, FloatBuffer in, FloatBuffer out, ReduceOp op, int root) {
-        // The algorithms combine with SUM, MAX or MIN; AVG is the sum divided here, the same way on every rank.
-        ReduceOp combine = op == ReduceOp.AVG ? ReduceOp.SUM : op;
-        switch (kind) {
-            case ALL_REDUCE, BARRIER -> algorithm.allReduce(in, out, combine, guard);
-            case REDUCE_SCATTER -> algorithm.reduceScatter(in, out, combine, guard);
-            case ALL_GATHER -> algorithm.allGather(in, out, guard);
-            case BROADCAST -> algorithm.broadcast(in, root, guard);
-            default -> throw new IllegalStateException("no such collective: " + kind);
+    private void body(CollectiveCall c, FloatBuffer in, FloatBuffer out) {
+        switch (c.kind()) {
+            case ALL_REDUCE, BARRIER -> algorithm.allReduce(c, in, out);
+            case REDUCE_SCATTER -> algorithm.reduceScatter(c, in, out);
+            case ALL_GATHER -> algorithm.allGather(c, in, out);
+            case BROADCAST -> algorithm.broadcast(c, in);
+            default -> throw new IllegalStateException("no such collective: " + c.kind());
         }
-        if (op == ReduceOp.AVG) {
+        // The algorithms combine with SUM, MAX or MIN; AVG is the sum divided here, the same way on every rank.
+        if (c.op() == ReduceOp.AVG) {
             divideBySize(out);
         }
-    }
-
-    /** What every rank must agree on: the operation, its tensor length, and its root or reduction. */
-    private static void describe(StringBuilder out, Collective kind, FloatBuffer in, ReduceOp op, int root) {
-        out.setLength(0);
-        if (kind == Collective.BARRIER) {
-            out.append(kind.method());
-            return;
-        }
-        out.append(kind.method()).append('(').append(in.remaining());
-        if (kind == Collective.BROADCAST) {
-            out.append(", root ").append(root);
-        } else if (op != ReduceOp.SUM) {
-            out.append(", ").append(op.name());
-        }
-        out.append(')');
     }
 
     private void divideBySize(FloatBuffer t) {
@@ -433,25 +421,25 @@ public final class GroupCommunicator implements Communicator {
             throw new CollectiveException("rank " + rank + ": communicator is broken by an earlier failure: "
                     + broken.getMessage(), broken);
         }
-        describe(opName, kind, in, op, root);
+        call.set(opSeq + 1, kind, op, kind == Collective.BARRIER ? 1 : in.remaining(), root, guard);
         if (closed) {
-            throw new CollectiveException("rank " + rank + ": communicator closed before " + opName + " ran");
+            throw new CollectiveException("rank " + rank + ": communicator closed before " + call + " ran");
         }
         opSeq++;
         try {
             if (agreement != null) {
-                agreement.beforeBody(opSeq, opName, algorithm.startsTogether());
+                agreement.beforeBody(call);
             }
-            body(kind, in, out, op, root);
+            body(call, in, out);
             if (agreement != null) {
-                agreement.afterBody(opSeq, opName);
+                agreement.afterBody(call);
             }
             completed.incrementAndGet(kind.ordinal());
         } catch (RuntimeException e) {
             errors.incrementAndGet();
-            CollectiveException ce = agreement != null ? agreement.explain(e, opSeq, opName)
+            CollectiveException ce = agreement != null ? agreement.explain(e, call)
                     : e instanceof CollectiveException c ? c
-                    : new CollectiveException("rank " + rank + ": " + opName + " failed: " + e.getMessage(), e);
+                    : new CollectiveException("rank " + rank + ": collective " + call + " failed: " + e.getMessage(), e);
             broken = ce;
             throw ce;
         }
@@ -460,10 +448,10 @@ public final class GroupCommunicator implements Communicator {
     /** Called by the data path while it waits: abort on a reported failure, a mismatch, or close. */
     private void checkProgress(long idleNanos) {
         if (agreement != null) {
-            agreement.checkProgress(opSeq, opName);
+            agreement.checkProgress(call, idleNanos);
         }
         if (closed) {
-            throw new CollectiveException("rank " + rank + ": communicator closed during collective #" + opSeq);
+            throw new CollectiveException("rank " + rank + ": communicator closed during collective #" + call.seq());
         }
     }
 
@@ -557,8 +545,7 @@ public final class GroupCommunicator implements Communicator {
         if (!idle) {
             LOG.warn("rank {}: an operation on another thread did not stop within the timeout while closing", rank);
         }
-        String lastMismatch = idle && agreement != null && broken == null ? agreement.lastVerdictProblem(opSeq, opName)
-                : null;
+        String lastMismatch = idle && agreement != null && broken == null ? agreement.lastVerdictProblem(call) : null;
         drainBeforeTeardown();
         algorithm.close();
         if (store != null) {

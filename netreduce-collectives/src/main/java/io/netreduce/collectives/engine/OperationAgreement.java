@@ -2,29 +2,38 @@ package io.netreduce.collectives.engine;
 
 import io.netreduce.collectives.CollectiveException;
 import io.netreduce.collectives.CommunicatorConfig.Agreement;
-import io.netreduce.collectives.rendezvous.StoreClient;
+import io.netreduce.collectives.algorithm.CallMismatchException;
+import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
+import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.HostTimeoutException;
+import io.netreduce.collectives.rendezvous.StoreClient;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the ranks agree on about each collective, through the rendezvous store: every call
- * is announced with its description (operation and tensor length), the store compares them
- * across ranks, and this class turns its verdicts, and any failure, into the clearest
- * error available on every rank.
+ * What the ranks agree on about each collective, and the clearest error on every rank when
+ * they do not or when anything fails.
  *
- * <p>Agreement modes (see {@link io.netreduce.collectives.CommunicatorConfig.Agreement}):
- * the operation is announced without waiting; in ASYNC mode a call then only requires the
- * previous operation's verdict when it ends (by then it has normally long arrived, so
- * nothing waits), and looks at its own without waiting; STRICT waits for its own. Like
- * NCCL and Gloo we trust the data path for speed, but unlike them a mismatch never goes
- * unreported: the ring's messages carry the tensor length (caught at the first message), a
- * netreduce rank waiting for messages that never come sees the verdict through its
- * progress guard, and a mismatch invisible to the data path (equal lengths) fails the next
- * call at the latest on every rank, or close() after the last one. OFF announces nothing
- * for the ring (the data path and failure reports remain); netreduce still announces each
- * call for its start gate.
+ * <p>Where a call is compared:
+ * <ul>
+ *   <li>in the data path, for an algorithm that {@link CollectiveAlgorithm#comparesCallsInBand()
+ *       carries every rank's call in its messages} (the ring), in {@link Agreement#IN_BAND}
+ *       mode: nothing goes to the rendezvous store per call;</li>
+ *   <li>at the store otherwise: every call is announced with its description, and the
+ *       store compares them across ranks. In {@link Agreement#STRICT} mode, and for an
+ *       algorithm whose ranks {@link CollectiveAlgorithm#startsTogether() start together}
+ *       (netreduce, whose ranks wait for each other's announcement before they send and
+ *       so have the verdict before their data is through), a call returns only with its
+ *       own verdict; an algorithm that neither carries calls nor starts together requires
+ *       the previous call's verdict, and the last one's at close.</li>
+ * </ul>
+ *
+ * <p>When the data path finds a neighbour's call differs, that rank reports a mismatch to
+ * the group ({@link StoreClient#reportMismatch}); every rank that fails then announces its
+ * own call to the store and waits briefly for the verdict, so that each rank's error lists
+ * every rank's call, e.g. {@code rank 2: allReduce(5000)}. Only failures, and calls that wait
+ * unusually long, pay that round.
  *
  * <p>Used by the thread running the operation (and its progress guard).
  */
@@ -35,70 +44,108 @@ final class OperationAgreement {
 
     private final StoreClient store;
     private final int rank;
-    private final Agreement mode;
     private final long timeoutMillis;
+    /** Every call is announced to the store. */
+    private final boolean announces;
+    /** Announced calls wait for the store's go-ahead (every rank announced) before data moves. */
+    private final boolean startsTogether;
+    /** A call returns only with its own verdict (else with the previous call's). */
+    private final boolean ownVerdict;
+    /** The call's description, rebuilt in place when needed (no allocation). */
+    private final StringBuilder name = new StringBuilder(64);
+    /** The last sequence number announced to the store. */
+    private long announced;
+    /** How long a call compared in the data path waits before it is announced after all. */
+    private final long lateAnnounceNanos;
+    private static final long LATE_ANNOUNCE_MAX_NANOS = 1_000_000_000L;
 
-    OperationAgreement(StoreClient store, int rank, Agreement mode, Duration timeout) {
+    OperationAgreement(StoreClient store, int rank, Agreement mode, CollectiveAlgorithm algorithm, Duration timeout) {
         this.store = store;
         this.rank = rank;
-        this.mode = mode;
         this.timeoutMillis = timeout.toMillis();
+        this.startsTogether = algorithm.startsTogether();
+        this.announces = mode == Agreement.STRICT || startsTogether || !algorithm.comparesCallsInBand();
+        this.ownVerdict = mode == Agreement.STRICT || startsTogether;
+        this.lateAnnounceNanos = Math.min(timeout.toNanos() / 4, LATE_ANNOUNCE_MAX_NANOS);
     }
 
-    /** Before operation {@code seq} moves data: fail on a known mismatch, announce it, and for netreduce start together. */
-    void beforeBody(long seq, CharSequence name, boolean netreduce) {
-        if (mode == Agreement.OFF && !netreduce) {
+    /** True if calls go through the store in steady state (for the start-up log line). */
+    boolean announcesEveryCall() {
+        return announces;
+    }
+
+    /** Before {@code call} moves data: fail on a known mismatch, announce it, and start together if needed. */
+    void beforeBody(CollectiveCall call) {
+        if (!announces) {
             return;
         }
-        failOnEarlierMismatch(seq, name);
-        // Only netreduce uses the go-ahead (see awaitEveryRankArrived): for the ring it would
-        // cost every call one more wake-up of the store reader thread.
-        store.announce(seq, name, netreduce);
-        if (netreduce) {
-            awaitEveryRankArrived(seq, name);
+        failOnEarlierMismatch(call);
+        announce(call);
+        if (startsTogether && !store.othersAnnounced(call.seq())) {
+            // See awaitEveryRankArrived: only ranks arriving at the same moment wait here.
+            requireVerdict(call.seq(), call);
         }
     }
 
-    /** After operation {@code seq} moved its data: the verdicts this mode requires before returning. */
-    void afterBody(long seq, CharSequence name) {
-        if (mode == Agreement.OFF) {
+    /*
+     * Why netreduce starts together: through the switch a rank's SEND is acknowledged only
+     * once every rank has sent that message, so a rank arriving late by more than the
+     * transport's retry budget (ACK timeout × 8) would make the early ones give up, and no
+     * rule local to the early rank can tell that another rank is about to compute for a
+     * minute. Waiting for every rank's announcement costs nothing for the early ranks (they
+     * wait for the last one anyway) and nothing for a rank the store already told it is the
+     * last (StoreClient#othersAnnounced); only ranks arriving at the same moment pay one
+     * store round trip.
+     */
+
+    /** After {@code call} moved its data: the verdicts this mode requires before returning. */
+    void afterBody(CollectiveCall call) {
+        if (!announces) {
             return;
         }
-        if (mode == Agreement.STRICT) {
-            requireVerdict(seq, seq, name);
+        if (ownVerdict) {
+            requireVerdict(call.seq(), call);
         } else {
-            requireVerdict(seq - 1, seq, name);
-            failOnEarlierMismatch(seq, name);
+            requireVerdict(call.seq() - 1, call);
+            failOnEarlierMismatch(call);
         }
-    }
-
-    /** From the data path's progress guard: abort on a failure reported by any rank, or a mismatch. */
-    void checkProgress(long seq, CharSequence name) {
-        String failure = store.failure();
-        if (failure != null) {
-            throw new CollectiveException("rank " + rank + ": collective #" + seq + " " + name + " aborted: " + failure);
-        }
-        failOnEarlierMismatch(seq, name);
     }
 
     /**
-     * Through the switch a rank's SEND is acknowledged only once every rank has sent that
-     * message, so a rank arriving late by more than the transport's retry budget (ACK
-     * timeout × 8) would make the early ones give up, and no rule local to the early rank
-     * (time since its last call, say) can tell that another rank is about to compute for a
-     * minute. So every rank starts only once all have announced the operation, which costs
-     * nothing for the early ranks (they must wait for the last one anyway) and nothing for
-     * a rank the store already told it is the last ({@link StoreClient#othersAnnounced});
-     * only ranks arriving at the same moment pay one store round trip.
+     * From the data path's progress guard: abort on a failure reported by any rank, or a
+     * mismatch. A call compared in the data path that has waited {@link #lateAnnounceNanos}
+     * is announced to the store after all (once), so that if it times out the error can
+     * name the ranks that never started it; calls that complete sooner, nearly all of them,
+     * never are.
      */
-    private void awaitEveryRankArrived(long seq, CharSequence name) {
-        if (!store.othersAnnounced(seq)) {
-            requireVerdict(seq, seq, name);
+    void checkProgress(CollectiveCall call, long idleNanos) {
+        String failure = store.failure();
+        if (failure != null) {
+            throw new CollectiveException("rank " + rank + ": collective #" + call.seq() + " " + describe(call)
+                    + " aborted: " + failure);
+        }
+        if (!announces && idleNanos > lateAnnounceNanos) {
+            announce(call);
+        }
+        if (announced == call.seq()) {
+            failOnEarlierMismatch(call);
         }
     }
 
-    /** Waits for the verdict on operation {@code seq} while operation {@code current} runs. */
-    private void requireVerdict(long seq, long current, CharSequence name) {
+    private void announce(CollectiveCall call) {
+        if (announced < call.seq()) {
+            announced = call.seq();
+            store.announce(call.seq(), describe(call), startsTogether);
+        }
+    }
+
+    private CharSequence describe(CollectiveCall call) {
+        name.setLength(0);
+        return call.describe(name);
+    }
+
+    /** Waits for the verdict on operation {@code seq} while {@code current} runs. */
+    private void requireVerdict(long seq, CollectiveCall current) {
         if (seq <= 0) {
             return;
         }
@@ -107,57 +154,66 @@ final class OperationAgreement {
             throw new HostTimeoutException("no agreement on collective #" + seq + " within " + timeoutMillis + " ms");
         }
         if (!StoreClient.OK.equals(v)) {
-            throw new CollectiveException(explainVerdict(Math.min(seq, store.firstBadOp()), v, current, name));
+            throw new CollectiveException(explainVerdict(Math.min(seq, store.firstBadOp()), v, current));
         }
     }
 
-    /** Throws if the store has already reported a mismatch of operation {@code seq} or an earlier one. */
-    private void failOnEarlierMismatch(long seq, CharSequence name) {
-        if (mode == Agreement.OFF) {
-            return; // nothing is compared, except netreduce's start gate, which is checked where it waits
-        }
+    /** Throws if the store has already reported a mismatch of the current operation or an earlier one. */
+    private void failOnEarlierMismatch(CollectiveCall call) {
         long bad = store.firstBadOp();
-        if (bad <= seq) {
-            throw new CollectiveException(explainVerdict(bad, store.opVerdict(bad), seq, name));
+        if (bad <= call.seq()) {
+            throw new CollectiveException(explainVerdict(bad, store.opVerdict(bad), call));
         }
     }
 
-    /** Describes verdict {@code v} on operation {@code seq}; {@code current}/{@code name} name the running one. */
-    private String explainVerdict(long seq, String v, long current, CharSequence name) {
-        if (v != null && v.startsWith("MISMATCH")) {
+    /** Describes verdict {@code v} on operation {@code seq} while {@code current} runs. */
+    private String explainVerdict(long seq, String v, CollectiveCall current) {
+        if (isMismatch(v)) {
             return "rank " + rank + ": ranks called collective #" + seq + " with different tensors or operations: "
                     + v.substring("MISMATCH".length()).trim();
         }
-        return "rank " + rank + ": collective #" + seq + (seq == current ? " " + name : "")
+        return "rank " + rank + ": collective #" + seq + (seq == current.seq() ? " " + describe(current) : "")
                 + " aborted: " + (v == null ? "no verdict" : v.startsWith("FAILED ") ? v.substring(7) : v);
     }
 
+    private static boolean isMismatch(String verdict) {
+        return verdict != null && verdict.startsWith("MISMATCH");
+    }
+
     /**
-     * Turns any failure of operation {@code seq} into the clearest message available: a
-     * mismatch if the agreement check says so, else the failure another rank reported, else
-     * this rank's own error (which is then reported to every other rank, naming this one).
+     * Turns any failure of {@code call} into the clearest message available: every rank's
+     * call if the ranks called different collectives, else the failure another rank
+     * reported, else this rank's own error (which is then reported to every other rank,
+     * naming this one).
      */
-    CollectiveException explain(RuntimeException e, long seq, CharSequence name) {
-        String v = mode == Agreement.OFF ? null : store.awaitOpVerdict(seq, VERDICT_WAIT_MS);
-        if (v != null && v.startsWith("MISMATCH")) {
-            String message = explainVerdict(Math.min(seq, store.firstBadOp()), v, seq, name);
-            if (store.failure() == null) {
-                store.fail(message);
+    CollectiveException explain(RuntimeException e, CollectiveCall call) {
+        String own = e instanceof CollectiveException ? e.getMessage()
+                : "rank " + rank + ": collective #" + call.seq() + " " + describe(call) + " failed: " + e.getMessage();
+        // Tell the group first, so that every rank stops waiting for this one's data.
+        if (store.failure() == null) {
+            if (e instanceof CallMismatchException) {
+                store.reportMismatch(own);
+            } else {
+                store.fail(own);
             }
-            return new CollectiveException(message, e);
         }
-        String reported = store.failure();
+        // Every failing rank tells the store its call, and waits briefly for the comparison:
+        // a mismatch shows in the data path in many ways (a neighbour's header, a message
+        // longer than the receive posted for it), and only the comparison names every
+        // rank's call. The store answers at once if a rank is gone.
+        announce(call);
+        String v = store.awaitCheckVerdict(call.seq(), VERDICT_WAIT_MS);
+        if (isMismatch(v)) {
+            return new CollectiveException(explainVerdict(Math.min(call.seq(), store.firstBadOp()), v, call), e);
+        }
         if (e instanceof CollectiveException ce) {
-            if (reported == null) {
-                store.fail(ce.getMessage());
-            }
             return ce;
         }
-        String message = "rank " + rank + ": collective #" + seq + " " + name + " failed: " + e.getMessage();
-        if (e instanceof HostTimeoutException && mode != Agreement.OFF) {
+        String message = own;
+        if (e instanceof HostTimeoutException) {
             String missing = "";
             try {
-                missing = store.missing("op/" + seq, Duration.ofSeconds(2));
+                missing = store.missing("op/" + call.seq(), Duration.ofSeconds(2));
             } catch (CollectiveException ignored) {
                 // the store is gone too: the message says what we know
             }
@@ -165,31 +221,30 @@ final class OperationAgreement {
                 message += "; ranks that never started it: " + missing;
             }
         }
-        if (reported != null) {
+        String reported = store.failure();
+        if (reported != null && !reported.equals(own)) {
             message += "; the group reports: " + reported;
-        } else {
-            store.fail(message);
         }
         return new CollectiveException(message, e);
     }
 
     /**
-     * In ASYNC mode the last call returned before its verdict: close() waits for it here, so
-     * that a mismatch in the very last collective is still reported and not lost. Null when
-     * there is nothing to report.
+     * When calls returned before their verdict (an algorithm that neither carries calls nor
+     * starts together), close() waits for the last one here, so that a mismatch in the very
+     * last collective is still reported. Null when there is nothing to report.
      */
-    String lastVerdictProblem(long lastSeq, CharSequence name) {
-        if (mode != Agreement.ASYNC || lastSeq == 0) {
+    String lastVerdictProblem(CollectiveCall last) {
+        if (!announces || ownVerdict || last.seq() == 0) {
             return null;
         }
-        String v = store.awaitOpVerdict(lastSeq, Math.min(timeoutMillis, 10_000));
+        String v = store.awaitOpVerdict(last.seq(), Math.min(timeoutMillis, 10_000));
         if (v == null) {
-            LOG.warn("rank {}: no verdict on the last collective #{} ({}) before closing", rank, lastSeq, name);
+            LOG.warn("rank {}: no verdict on the last collective #{} ({}) before closing", rank, last.seq(),
+                    describe(last));
             return null;
         }
-        if (v.startsWith("MISMATCH")) {
-            String message = explainVerdict(Math.min(lastSeq, store.firstBadOp()), v, lastSeq, name)
-                    + " (reported on close)";
+        if (isMismatch(v)) {
+            String message = explainVerdict(Math.min(last.seq(), store.firstBadOp()), v, last) + " (reported on close)";
             LOG.error(message);
             return message;
         }

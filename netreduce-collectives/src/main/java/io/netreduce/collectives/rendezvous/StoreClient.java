@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One rank's connection to the {@link StoreServer}. Requests are synchronous with a
@@ -45,12 +46,16 @@ public final class StoreClient implements AutoCloseable {
     /** Written only by the caller of {@link #announce} (one thread at a time), under {@code out}. */
     private final byte[] line = new byte[MAX_LINE];
     private volatile String failure;
+    /** The group's failure is a mismatch of calls (pushed as {@code M}). */
+    private volatile boolean mismatchReported;
     private volatile boolean closing;
     /** Every operation up to this sequence number was verified OK. */
     private volatile long okThrough;
     /** The first operation whose check failed (MISMATCH or FAILED), and the verdict; MAX_VALUE if none. */
     private volatile long badSeq = Long.MAX_VALUE;
     private volatile String badVerdict;
+    /** Lines this client sent to the store. */
+    private final AtomicLong sent = new AtomicLong();
     /** The store told this rank that every other rank has announced this operation. */
     private volatile long goAheadThrough;
 
@@ -103,6 +108,10 @@ public final class StoreClient implements AutoCloseable {
                     case 'C' -> checked(body);
                     case 'G' -> goAhead(body);
                     case 'F' -> setFailure(body);
+                    case 'M' -> {
+                        mismatchReported = true;
+                        setFailure(body);
+                    }
                     default -> setFailure("rendezvous store sent an unknown line: " + line);
                 }
             }
@@ -173,6 +182,11 @@ public final class StoreClient implements AutoCloseable {
         }
     }
 
+    /** Lines sent to the store so far (requests, announcements, reports). */
+    public long messagesSent() {
+        return sent.get();
+    }
+
     /** The first failure any rank reported (or a lost store), or null. */
     public String failure() {
         return failure;
@@ -190,6 +204,26 @@ public final class StoreClient implements AutoCloseable {
     /** Ranks that have not yet joined check {@code key}, as the store lists them ("[2, 3]"). */
     public String missing(String key, Duration timeout) {
         return request("WHO " + key, timeout);
+    }
+
+    /**
+     * True if the group's first failure was reported with {@link #reportMismatch}: ranks
+     * called different collectives.
+     */
+    public boolean mismatchReported() {
+        return mismatchReported;
+    }
+
+    /**
+     * Tells every rank that the ranks called different collectives (first failure report
+     * wins): each then announces its call, so that every rank can list them all.
+     */
+    public void reportMismatch(String text) {
+        try {
+            send("MISMATCH " + text.replace('\n', ' '));
+        } catch (IOException ignored) {
+            // the store is gone: the others will learn that on their own
+        }
     }
 
     /** Tells every rank that this rank failed, and why (first report wins). */
@@ -248,6 +282,7 @@ public final class StoreClient implements AutoCloseable {
             try {
                 out.write(line, 0, n);
                 out.flush();
+                sent.incrementAndGet();
             } catch (IOException e) {
                 setFailure("cannot reach the rendezvous store of rank 0 at " + master + ": " + e);
             }
@@ -326,6 +361,35 @@ public final class StoreClient implements AutoCloseable {
     }
 
     /**
+     * The store's own verdict on operation {@code seq} ({@link #OK} or "MISMATCH ..."),
+     * waiting up to {@code millis} for it even after a failure was reported (which
+     * {@link #awaitOpVerdict} returns at once); null if none came.
+     */
+    public String awaitCheckVerdict(long seq, long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        synchronized (verdicts) {
+            while (true) {
+                if (badSeq <= seq) {
+                    return badVerdict;
+                }
+                if (okThrough >= seq) {
+                    return OK;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(verdicts, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+            }
+        }
+    }
+
+    /**
      * True once the store said every other rank has announced operation {@code seq} (this
      * rank is the last); only for operations announced with {@code goAhead}.
      */
@@ -373,6 +437,7 @@ public final class StoreClient implements AutoCloseable {
         synchronized (out) {
             out.write((flat + "\n").getBytes(StandardCharsets.UTF_8));
             out.flush();
+            sent.incrementAndGet();
         }
     }
 

@@ -28,7 +28,10 @@ import org.slf4j.LoggerFactory;
  * {@code CHECKG} is the same, and when all ranks but one have checked the key the missing
  * rank is told {@code G key} ("everyone else is here"), so a rank that arrives last need
  * not wait for the verdict to know it;</li>
- * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text}.</li>
+ * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text};
+ * {@code MISMATCH text} is a failure too, pushed as {@code M text}: ranks called different
+ * collectives, so each rank should check its call under its sequence number to have them
+ * all listed.</li>
  * </ul>
  * A rank whose connection ends without {@code BYE} is reported as failed to everyone: that
  * is how the other ranks learn, by name, that a process died.
@@ -36,6 +39,8 @@ import org.slf4j.LoggerFactory;
 public final class StoreServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreServer.class);
 
+    /** See {@link #dropStaleOperationChecks}. */
+    private static final long STALE_OPERATIONS = 16;
     private final int worldSize;
     private final ServerSocket socket;
     private final Thread acceptor;
@@ -45,6 +50,8 @@ public final class StoreServer implements AutoCloseable {
     private final Map<String, Check> checks = new HashMap<>();
     private final Connection[] byRank;
     private String failure;
+    /** Why checks can no longer complete (a rank left without goodbye), or null. */
+    private String departed;
     private int leftCount;
     private volatile boolean closed;
 
@@ -95,8 +102,10 @@ public final class StoreServer implements AutoCloseable {
                     StoreServer.this.notifyAll();
                 }
                 if (!left && rank >= 0 && !closed) {
-                    fail("rank " + rank + " left the group without closing its communicator "
-                            + "(process died or lost its connection to the rendezvous host)");
+                    String gone = "rank " + rank + " left the group without closing its communicator "
+                            + "(process died or lost its connection to the rendezvous host)";
+                    fail(gone, "F ");
+                    abandonChecks(gone);
                 }
                 try {
                     s.close();
@@ -185,7 +194,8 @@ public final class StoreServer implements AutoCloseable {
             case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", false);
             case "CHECKG" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", true);
             case "WHO" -> c.send("R " + missing(p[1]));
-            case "FAIL" -> fail(line.substring(5));
+            case "FAIL" -> fail(line.substring(5), "F ");
+            case "MISMATCH" -> fail(line.substring(9), "M ");
             case "BYE" -> {
                 synchronized (this) {
                     c.left = true;
@@ -206,6 +216,11 @@ public final class StoreServer implements AutoCloseable {
         Check done;
         Connection last = null;
         synchronized (this) {
+            if (departed != null) {
+                c.send("C " + key + " FAILED " + departed); // that rank will never check it
+                return;
+            }
+            dropStaleOperationChecks(key);
             Check k = checks.computeIfAbsent(key, x -> new Check(worldSize));
             if (k.values[rank] == null) {
                 k.count++;
@@ -233,6 +248,57 @@ public final class StoreServer implements AutoCloseable {
             return;
         }
         reply(key, done);
+    }
+
+    /**
+     * A rank is gone: no check can complete any more. Every rank waiting for one is told so
+     * at once, and so is every later one.
+     */
+    private void abandonChecks(String why) {
+        List<Connection> waiting = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        synchronized (this) {
+            departed = why;
+            for (Map.Entry<String, Check> e : checks.entrySet()) {
+                for (Connection w : e.getValue().from) {
+                    if (w != null) {
+                        waiting.add(w);
+                        keys.add(e.getKey());
+                    }
+                }
+            }
+            checks.clear();
+        }
+        for (int i = 0; i < waiting.size(); i++) {
+            waiting.get(i).send("C " + keys.get(i) + " FAILED " + why);
+        }
+    }
+
+    /**
+     * A rank announces some operations only when they wait long (the in-band agreement), so
+     * their checks may never complete: once a rank announces operation N, the checks of
+     * operations more than {@link #STALE_OPERATIONS} before it are dropped. No mode lets a
+     * rank run that far ahead of a check it still needs.
+     */
+    private void dropStaleOperationChecks(String key) {
+        long seq = operation(key);
+        if (seq > STALE_OPERATIONS && checks.size() > 1) {
+            checks.keySet().removeIf(k -> {
+                long s = operation(k);
+                return s >= 0 && s < seq - STALE_OPERATIONS;
+            });
+        }
+    }
+
+    private static long operation(String key) {
+        if (!key.startsWith("op/")) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(key.substring(3));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     private void reply(String key, Check done) {
@@ -306,7 +372,8 @@ public final class StoreServer implements AutoCloseable {
         return true;
     }
 
-    private void fail(String text) {
+    /** Records the group's first failure and pushes it to every rank as {@code kind + text}. */
+    private void fail(String text, String kind) {
         String flat = text.replace('\n', ' ');
         synchronized (this) {
             if (failure != null) {
@@ -317,7 +384,7 @@ public final class StoreServer implements AutoCloseable {
         }
         LOG.warn("store: failure reported to every rank: {}", flat);
         for (Connection c : connections) {
-            c.send("F " + flat);
+            c.send(kind + flat);
         }
     }
 

@@ -1,7 +1,9 @@
 package io.netreduce.collectives.engine;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,6 +11,7 @@ import io.netreduce.collectives.CollectiveException;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.CommunicatorConfig.Agreement;
+import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.TestGroup;
 import java.nio.FloatBuffer;
 import java.time.Duration;
@@ -23,10 +26,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The per-collective agreement check in both modes, through real ranks: a mismatch the
- * data path cannot see (same length, another operation) is reported on every rank by the
- * call that has it (STRICT, and netreduce, whose ranks wait for each other before sending)
- * or at the latest by the next call, or by close() when there is no next call (ASYNC).
+ * The per-collective agreement in both modes, through real ranks: a mismatch of any part of
+ * the call (kind, count, reduction, root), even one of equal lengths, fails the very call
+ * that has it on every rank, naming what every rank called; matching calls never report
+ * anything; and in the default mode the ring's calls send nothing to the rendezvous store.
  */
 @Timeout(60)
 @SuppressWarnings("try")
@@ -59,11 +62,10 @@ class AgreementTest {
     }
 
     @ParameterizedTest(name = "{0} {1}")
-    @CsvSource({"ring,ASYNC", "ring,STRICT", "netreduce,ASYNC", "netreduce,STRICT"})
-    void anOperationMismatchIsReportedOnEveryRankByTheNextCallAtTheLatest(String algorithm, Agreement agreement)
+    @CsvSource({"ring,IN_BAND", "ring,STRICT", "netreduce,IN_BAND", "netreduce,STRICT"})
+    void aMismatchOfEqualLengthsFailsTheCallThatHasItOnEveryRank(String algorithm, Agreement agreement)
             throws Exception {
         try (TestGroup g = group(algorithm, agreement)) {
-            boolean sameCall = agreement == Agreement.STRICT || "netreduce".equals(g.comms.get(0).algorithm());
             List<Object> out = mismatchThenAnotherCall(g);
             for (int r = 0; r < 3; r++) {
                 Object[] failed = assertInstanceOf(Object[].class, out.get(r), "rank " + r + " never failed: " + out.get(r));
@@ -71,15 +73,52 @@ class AgreementTest {
                 CollectiveException e = (CollectiveException) failed[1];
                 assertTrue(e.getMessage().contains(MISMATCH) && e.getMessage().contains("rank 1: broadcast(100, root 0)")
                         && e.getMessage().contains("rank 0: allReduce(100)"), "rank " + r + ": " + e.getMessage());
-                assertTrue(done.size() <= (sameCall ? 0 : 1), "rank " + r + " completed " + done + " before the error");
+                assertEquals(List.of(), done, "rank " + r + " returned from a call the others did not make");
             }
         }
     }
 
-    /** With no next call, a mismatch whose verdict came after the call returned is reported by close(). */
+    /** Each part of the call on its own: reduction, root, element count (also an empty tensor), kind. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"reduction", "root", "count", "empty", "kind"})
+    void everyPartOfTheCallIsCompared(String part) throws Exception {
+        try (TestGroup g = group("ring", Agreement.IN_BAND)) {
+            List<Object> out = g.onEveryRank((r, c) -> {
+                boolean odd = r == 2;
+                switch (part) {
+                    case "reduction" -> c.allReduce(FloatBuffer.allocate(64), odd ? ReduceOp.MAX : ReduceOp.SUM);
+                    case "root" -> c.broadcast(FloatBuffer.allocate(64), odd ? 1 : 0);
+                    case "count" -> c.allReduce(FloatBuffer.allocate(odd ? 65 : 64));
+                    case "empty" -> c.allReduce(FloatBuffer.allocate(odd ? 0 : 3));
+                    default -> {
+                        if (odd) {
+                            c.barrier();
+                        } else {
+                            c.allReduce(FloatBuffer.allocate(1));
+                        }
+                    }
+                }
+                return "returned";
+            }, 30);
+            String expected = switch (part) {
+                case "reduction" -> "rank 2: allReduce(64, MAX)";
+                case "root" -> "rank 2: broadcast(64, root 1)";
+                case "count" -> "rank 2: allReduce(65)";
+                case "empty" -> "rank 2: allReduce(0)";
+                default -> "rank 2: barrier";
+            };
+            for (int r = 0; r < 3; r++) {
+                CollectiveException e = assertInstanceOf(CollectiveException.class, out.get(r), "rank " + r);
+                assertTrue(e.getMessage().contains(MISMATCH) && e.getMessage().contains(expected),
+                        "rank " + r + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /** With nothing after it, a mismatch in the last call is still that call's error, and close is quiet. */
     @Test
-    void aMismatchInTheLastCallIsReportedByItOrByCloseOnEveryRank() throws Exception {
-        try (TestGroup g = group("ring", Agreement.ASYNC)) {
+    void aMismatchInTheLastCallIsReportedByItOnEveryRank() throws Exception {
+        try (TestGroup g = group("ring", Agreement.IN_BAND)) {
             List<Object> out = g.onEveryRank((r, c) -> {
                 if (r == 2) {
                     c.broadcast(FloatBuffer.allocate(64), 0);
@@ -93,77 +132,65 @@ class AgreementTest {
                 closing.add(CompletableFuture.runAsync(c::close));
             }
             for (int r = 0; r < 3; r++) {
-                int rank = r;
-                CollectiveException ce;
-                if ("ok".equals(out.get(r))) {
-                    Exception e = assertThrows(Exception.class, () -> closing.get(rank).get(30, TimeUnit.SECONDS),
-                            "rank " + r + ": neither the call nor close reported the mismatch");
-                    ce = assertInstanceOf(CollectiveException.class, e.getCause(), "rank " + r);
-                } else {
-                    ce = assertInstanceOf(CollectiveException.class, out.get(r), "rank " + r);
-                    closing.get(r).get(30, TimeUnit.SECONDS); // already reported: close is quiet
-                }
+                CollectiveException ce = assertInstanceOf(CollectiveException.class, out.get(r), "rank " + r);
                 assertTrue(ce.getMessage().contains(MISMATCH) && ce.getMessage().contains("rank 2: broadcast(64, root 0)"),
                         "rank " + r + ": " + ce.getMessage());
+                assertNull(closing.get(r).get(30, TimeUnit.SECONDS), "rank " + r + ": close");
             }
-        }
-    }
-
-    @Test
-    void matchingCallsInAsyncModeNeverReportAnything() throws Exception {
-        try (TestGroup g = group("ring", Agreement.ASYNC)) {
-            g.all((r, c) -> {
-                for (int i = 0; i < 50; i++) {
-                    c.allReduce(FloatBuffer.allocate(1 + i % 5));
-                    c.broadcast(FloatBuffer.allocate(3), i % 3);
-                }
-                c.barrier();
-                return null;
-            }, 30);
         }
     }
 
     /**
-     * OFF trusts the data path alone, as NCCL does: a length mismatch is still caught (ring
-     * messages carry the tensor length) and reported on every rank, never a hang; a mismatch
-     * of equal lengths is not checked, so both calls return (the documented price).
+     * Matching calls of every kind and size, empty tensors included, return the right
+     * values and report nothing; and the ring's calls in the default mode send nothing to
+     * the rendezvous store, where STRICT sends one announcement per call.
      */
-    @Test
-    void withAgreementOffTheDataPathStillCatchesALengthMismatchOnEveryRank() throws Exception {
-        try (TestGroup g = group("ring", Agreement.OFF)) {
-            List<Object> unchecked = g.onEveryRank((r, c) -> {
-                if (r == 1) {
-                    c.broadcast(FloatBuffer.allocate(100), 0);
-                } else {
-                    c.allReduce(FloatBuffer.allocate(100));
-                }
-                return "returned";
-            }, 30);
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"IN_BAND,0", "STRICT,1"})
+    void matchingCallsReturnRightValuesAndTheStoreSeesOnlyWhatTheModeNeeds(Agreement agreement,
+                                                                             int messagesPerCall) throws Exception {
+        try (TestGroup g = group("ring", agreement)) {
+            long[] before = new long[3];
             for (int r = 0; r < 3; r++) {
-                assertEquals("returned", unchecked.get(r), "rank " + r + ": equal lengths are not compared when OFF");
+                before[r] = g.comms.get(r).counters().rendezvousMessages();
             }
-            List<Object> out = g.onEveryRank((r, c) -> {
-                c.allReduce(FloatBuffer.allocate(r == 1 ? 5001 : 5000));
-                return "returned";
+            int calls = 50 * 3 + 1;
+            g.all((r, c) -> {
+                for (int i = 0; i < 50; i++) {
+                    int n = i % 7 == 0 ? 0 : 1 + i * 37 % 3000;
+                    FloatBuffer t = FloatBuffer.allocate(n);
+                    for (int k = 0; k < n; k++) {
+                        t.put(k, r + k);
+                    }
+                    c.allReduce(t);
+                    for (int k = 0; k < n; k++) {
+                        assertEquals(3f * k + 3, t.get(k), "rank " + r + " element " + k + " of " + n);
+                    }
+                    FloatBuffer b = FloatBuffer.wrap(new float[] {r, r + 1, r + 2});
+                    c.broadcast(b, i % 3);
+                    assertArrayEquals(new float[] {i % 3, i % 3 + 1, i % 3 + 2}, b.array(), "rank " + r);
+                    c.allReduce(FloatBuffer.wrap(new float[] {r}), ReduceOp.MAX);
+                }
+                c.barrier();
+                return null;
             }, 30);
             for (int r = 0; r < 3; r++) {
-                CollectiveException e = assertInstanceOf(CollectiveException.class, out.get(r),
-                        "rank " + r + " returned from a collective with mismatched lengths: " + out.get(r));
-                assertTrue(e.getMessage().contains("5001") || e.getMessage().contains("aborted"),
-                        "rank " + r + ": " + e.getMessage());
+                long sent = g.comms.get(r).counters().rendezvousMessages() - before[r];
+                assertEquals((long) messagesPerCall * calls, sent, "rank " + r + ": messages to the store for "
+                        + calls + " calls in " + agreement + " mode");
             }
         }
     }
 
     @Test
-    void agreementComesFromTheEnvironmentWithAsyncAsDefault() {
-        assertEquals(Agreement.ASYNC, CommunicatorConfig.builder().build().agreement());
+    void agreementComesFromTheEnvironmentWithInBandAsDefault() {
+        assertEquals(Agreement.IN_BAND, CommunicatorConfig.builder().build().agreement());
         assertEquals(Agreement.STRICT, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", "strict"))
                 .agreement());
-        assertEquals(Agreement.ASYNC, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", " Async "))
-                .agreement());
-        assertEquals(Agreement.OFF, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", "off"))
-                .agreement());
+        for (String name : List.of("in-band", " IN_BAND ", "async", "off")) {
+            assertEquals(Agreement.IN_BAND, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", name))
+                    .agreement(), name);
+        }
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_AGREEMENT", "never")));
         assertTrue(bad.getMessage().contains("NETREDUCE_AGREEMENT") && bad.getMessage().contains("never"),

@@ -8,7 +8,7 @@ import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
 import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
-import io.netreduce.collectives.algorithm.ProgressGuard;
+import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.RingConnections;
 import io.netreduce.collectives.algorithm.ScratchTensor;
 import io.netreduce.collectives.algorithm.SumCollectives;
@@ -177,7 +177,7 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
     }
 
     @Override
-    public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+    public void allReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         int n = output.remaining();
         if (n == 0) {
             return;
@@ -185,22 +185,22 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
         TensorMemory tensors = connections.memory;
         tensors.bind(input, output, false);
         window.run(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n,
-                tensors, guard);
+                tensors, call.guard());
     }
 
     @Override
-    public void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
-        SumCollectives.reduceScatter(this, group.rank(), input, output, op, scratch, guard);
+    public void reduceScatter(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
+        SumCollectives.reduceScatter(this, group.rank(), call, input, output, scratch);
     }
 
     @Override
-    public void allGather(FloatBuffer input, FloatBuffer output, ProgressGuard guard) {
-        SumCollectives.allGather(this, group.rank(), input, output, guard);
+    public void allGather(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
+        SumCollectives.allGather(this, group.rank(), call, input, output);
     }
 
     @Override
-    public void broadcast(FloatBuffer tensor, int root, ProgressGuard guard) {
-        SumCollectives.broadcast(this, group.rank(), tensor, root, guard);
+    public void broadcast(CollectiveCall call, FloatBuffer tensor) {
+        SumCollectives.broadcast(this, group.rank(), call, tensor);
     }
 
     @Override

@@ -5,20 +5,31 @@ import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
-import io.netreduce.collectives.algorithm.ProgressGuard;
+import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.RingConnections;
 import io.netreduce.collectives.algorithm.ScratchTensor;
 import io.netreduce.collectives.algorithm.SumCollectives;
 import io.netreduce.collectives.algorithm.TensorMemory;
 import io.netreduce.collectives.algorithm.Traffic;
 import io.netreduce.verbs.TransportCapabilities;
+import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 
 /**
- * The pipelined ring ({@link RingAllReduce}): reduce-scatter then all-gather between
- * neighbours, summed on the hosts, over any transport's RC queue pairs, with no switch.
+ * The ring of RC connections between neighbours, summed on the hosts, over any transport,
+ * with no switch. Two ways over it, chosen by size:
+ * <ul>
+ *   <li>the pipelined ring ({@link RingAllReduce}): reduce-scatter then all-gather, 2(P-1)
+ *       steps of 1/P of the tensor each, the bandwidth-optimal schedule for large tensors;</li>
+ *   <li>for tensors of at most {@link CommunicatorConfig#smallTensorBytes()}, where each
+ *       step's latency is the cost: every rank's whole tensor goes around the ring (the
+ *       all-gather half over P copies, P-1 steps, a single exchange at P = 2) and each rank
+ *       reduces the P copies itself, {@code x_{P-1} op (... op (x_1 op x_0))}: the same
+ *       expression on every rank, so the same bits.</li>
+ * </ul>
  * Reduce-scatter and all-gather run their half of the ring alone; broadcast is a sum
- * ({@link SumCollectives}).
+ * ({@link SumCollectives}). Every message carries the caller's call and every rank checks
+ * its predecessor's ({@link #comparesCallsInBand()}).
  */
 public final class RingAlgorithm implements CollectiveAlgorithm {
     public static final String NAME = CommunicatorConfig.RING;
@@ -26,7 +37,10 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     private GroupContext group;
     private RingConnections connections;
     private RingAllReduce ring;
+    private int smallTensorBytes;
     private final ScratchTensor scratch = new ScratchTensor();
+    private final ScratchTensor gathered = new ScratchTensor();
+    private final ReductionKernel blockKernel = ReductionKernel.create();
 
     @Override
     public String name() {
@@ -39,9 +53,15 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     }
 
     @Override
+    public boolean comparesCallsInBand() {
+        return true;
+    }
+
+    @Override
     public void join(GroupContext g) {
         group = g;
         var c = g.config();
+        smallTensorBytes = c.smallTensorBytes();
         connections = RingConnections.open(g, null, c.ringWindow());
         try {
             connections.publishEndpoints(g);
@@ -55,16 +75,34 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     }
 
     @Override
-    public void allReduce(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+    public void allReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         int n = output.remaining();
-        if (n == 0) {
+        if (n > 0 && 4L * n <= smallTensorBytes) {
+            gatherAndReduce(call, input, output);
             return;
         }
         TensorMemory tensors = connections.memory;
         tensors.bind(input, output, true);
-        ring.run(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n, op,
-                guard);
+        ring.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n);
         tensors.unstageWhole();
+    }
+
+    /** The small-tensor all-reduce: gather every rank's tensor, then reduce the copies in rank order here. */
+    private void gatherAndReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
+        int n = output.remaining();
+        int p = group.size();
+        FloatBuffer all = gathered.take(p * n);
+        all.put(group.rank() * n, input, input.position(), n);
+        TensorMemory tensors = connections.memory;
+        tensors.bind(all, all, true);
+        ring.gather(call, tensors.outputRegion(), tensors.outputOffset(), p * n);
+        ByteBuffer blocks = gathered.bytes();
+        blockKernel.bind(blocks, blocks, blocks);
+        ReduceOp op = call.combine();
+        for (int q = 1; q < p; q++) {
+            blockKernel.apply(op, q * n, 0, 0, n); // block 0 = x_q op block 0
+        }
+        output.put(output.position(), all, 0, n);
     }
 
     /**
@@ -72,37 +110,31 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
      * then holds the result; only that chunk is copied out.
      */
     @Override
-    public void reduceScatter(FloatBuffer input, FloatBuffer output, ReduceOp op, ProgressGuard guard) {
+    public void reduceScatter(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         int m = output.remaining();
         int n = input.remaining();
-        if (m == 0) {
-            return;
-        }
         TensorMemory tensors = connections.memory;
         FloatBuffer all = scratch.take(n);
         tensors.bind(input, all, true);
-        ring.reduceScatter(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
-                tensors.outputOffset(), n, op, guard);
+        ring.reduceScatter(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
+                tensors.outputOffset(), n);
         output.put(output.position(), all, group.rank() * m, m);
     }
 
     /** The all-gather half alone, from this rank's own chunk, placed first. */
     @Override
-    public void allGather(FloatBuffer input, FloatBuffer output, ProgressGuard guard) {
+    public void allGather(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         int m = input.remaining();
         output.put(output.position() + group.rank() * m, input, input.position(), m);
-        if (output.remaining() == 0) {
-            return;
-        }
         TensorMemory tensors = connections.memory;
         tensors.bind(output, output, true);
-        ring.gather(tensors.outputRegion(), tensors.outputOffset(), output.remaining(), guard);
+        ring.gather(call, tensors.outputRegion(), tensors.outputOffset(), output.remaining());
         tensors.unstageWhole();
     }
 
     @Override
-    public void broadcast(FloatBuffer tensor, int root, ProgressGuard guard) {
-        SumCollectives.broadcast(this, group.rank(), tensor, root, guard);
+    public void broadcast(CollectiveCall call, FloatBuffer tensor) {
+        SumCollectives.broadcast(this, group.rank(), call, tensor);
     }
 
     @Override

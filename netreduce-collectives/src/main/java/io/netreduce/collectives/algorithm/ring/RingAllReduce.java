@@ -1,9 +1,11 @@
 package io.netreduce.collectives.algorithm.ring;
 
 import io.netreduce.collectives.ReduceOp;
+import io.netreduce.collectives.algorithm.CallHeader;
+import io.netreduce.collectives.algorithm.CallMismatchException;
+import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.CompletionPump;
 import io.netreduce.collectives.algorithm.MessagePlan;
-import io.netreduce.collectives.algorithm.ProgressGuard;
 import io.netreduce.collectives.algorithm.ResultMismatchException;
 import io.netreduce.collectives.algorithm.HostException;
 import io.netreduce.verbs.Access;
@@ -34,10 +36,14 @@ import java.util.function.Supplier;
  * {@code (((x_c + x_{c+1}) + x_{c+2}) + ... + x_{c-1})} (indices mod P), by rank c-1; the
  * all-gather then copies that result unchanged to everyone, so all ranks hold the same bits.
  *
- * <p>Each message is {@code [INA header, slice]}; the header's ring-id field carries the
- * tensor's element count so that a neighbour reducing a tensor of another length is caught
- * at the first message. Reduce-scatter data lands in a registered staging ring and is added
- * to the input into the output; all-gather data lands directly in the output.
+ * <p>Each message is {@code [call header, slice]} ({@link CallHeader}): every message carries
+ * its sender's call, and a rank checks its predecessor's against its own before it uses any
+ * of its data, so that ranks that called different collectives fail at the first message
+ * instead of mixing tensors, with no agreement through the rendezvous store. Every rank's
+ * result passes through every link of the ring, so a result is only ever returned when all
+ * ranks made the same call. A call with an empty tensor still sends one header-only
+ * message each way for that check. Reduce-scatter data lands in a registered staging ring
+ * and is added to the input into the output; all-gather data lands directly in the output.
  *
  * <p>Out of place costs nothing extra: the first step sends the input, each reduction reads
  * the input and writes the output, and every chunk of the output is written exactly once
@@ -52,7 +58,7 @@ import java.util.function.Supplier;
  * a third of back-to-back small all-reduces.
  */
 public final class RingAllReduce implements AutoCloseable {
-    private static final int HEADER = InaHeader.LENGTH;
+    private static final int HEADER = CallHeader.LENGTH;
 
     private final QueuePair toNext;
     private final QueuePair fromPrev;
@@ -66,7 +72,7 @@ public final class RingAllReduce implements AutoCloseable {
     private final ByteBuffer headerBytes;
     private final MemoryRegion staging;
     private final ByteBuffer stagingElements;
-    private final InaHeader header = new InaHeader();
+    private final CallHeader header = new CallHeader();
     private final SendRequest send = new SendRequest(2);
     private final RecvRequest recv = new RecvRequest(2);
     private final int[] sendBase;
@@ -77,6 +83,8 @@ public final class RingAllReduce implements AutoCloseable {
     private int sendSeq;
     private int recvSeq;
     private int elements;
+    /** The call this operation runs for: its messages carry it, and a neighbour's must match it. */
+    private CollectiveCall call;
     /** How received values are combined with this rank's: SUM and AVG add (AVG divides afterwards). */
     private ReduceOp combine = ReduceOp.SUM;
     private MemoryRegion inputRegion;
@@ -132,17 +140,15 @@ public final class RingAllReduce implements AutoCloseable {
 
     /**
      * Sums {@code n} elements at byte {@code inOffset} of {@code input} across the ring into
-     * byte {@code outOffset} of {@code output} (the same region and offset for in place).
+     * byte {@code outOffset} of {@code output} (the same region and offset for in place),
+     * combining with {@code call.combine()}.
      */
-    public void run(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n, ReduceOp op,
-                    ProgressGuard guard) {
-        if (size == 1 || n == 0) {
-            return;
-        }
-        combine = op;
-        bind(input, inOffset, output, outOffset, n);
+    public void run(CollectiveCall call, MemoryRegion input, int inOffset, MemoryRegion output, int outOffset,
+                    int n) {
+        combine = call.combine();
+        bind(call, input, inOffset, output, outOffset, n);
         chunkShift = 0;
-        exchange(size - 1, 2 * (size - 1), guard);
+        exchange(size - 1, 2 * (size - 1));
     }
 
     /**
@@ -152,15 +158,12 @@ public final class RingAllReduce implements AutoCloseable {
      * results. Chunk c is combined along the ring starting at rank c+1:
      * {@code ((x_{c+1} op x_{c+2}) op ...) op x_c}.
      */
-    public void reduceScatter(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n,
-                              ReduceOp op, ProgressGuard guard) {
-        if (size == 1 || n == 0) {
-            return;
-        }
-        combine = op;
-        bind(input, inOffset, output, outOffset, n);
+    public void reduceScatter(CollectiveCall call, MemoryRegion input, int inOffset, MemoryRegion output,
+                              int outOffset, int n) {
+        combine = call.combine();
+        bind(call, input, inOffset, output, outOffset, n);
         chunkShift = 1;
-        exchange(size - 1, size - 1, guard);
+        exchange(size - 1, size - 1);
     }
 
     /**
@@ -168,20 +171,18 @@ public final class RingAllReduce implements AutoCloseable {
      * chunks, this rank's own already in place; only the all-gather half of the ring runs
      * (each chunk travels P-1 hops, half the traffic of an all-reduce of the same tensor).
      */
-    public void gather(MemoryRegion region, int offset, int n, ProgressGuard guard) {
-        if (size == 1 || n == 0) {
-            return;
-        }
+    public void gather(CollectiveCall call, MemoryRegion region, int offset, int n) {
         if (n % size != 0) {
             throw new IllegalArgumentException("all-gather of " + n + " elements over " + size + " ranks: not whole chunks");
         }
-        bind(region, offset, region, offset, n);
+        bind(call, region, offset, region, offset, n);
         // Indexed as the reduce-scatter is (step s sends chunk r-s), so it starts from this rank's own chunk.
         chunkShift = 0;
-        exchange(0, size - 1, guard);
+        exchange(0, size - 1);
     }
 
-    private void bind(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n) {
+    private void bind(CollectiveCall c, MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int n) {
+        call = c;
         elements = n;
         inputRegion = input;
         inputOffset = inOffset;
@@ -194,14 +195,21 @@ public final class RingAllReduce implements AutoCloseable {
 
     /**
      * Runs {@code stepCount} ring steps, the first {@code reducing} of which add what arrives
-     * (through staging) and the rest of which land it directly in the output.
+     * (through staging) and the rest of which land it directly in the output. An empty
+     * tensor runs one step of one header-only message, so that the calls are still compared.
      */
-    private void exchange(int reducing, int stepCount, ProgressGuard guard) {
+    private void exchange(int reducing, int stepCount) {
         reduceSteps = reducing;
         steps = stepCount;
         for (int s = 0; s < steps; s++) {
             sendBase[s + 1] = sendBase[s] + messages(sendChunk(s));
             recvBase[s + 1] = recvBase[s] + messages(recvChunk(s));
+        }
+        if (elements == 0) {
+            reduceSteps = 0;
+            steps = 1;
+            sendBase[1] = 1;
+            recvBase[1] = 1;
         }
         int totalSend = sendBase[steps];
         int totalRecv = recvBase[steps];
@@ -245,7 +253,7 @@ public final class RingAllReduce implements AutoCloseable {
                 postSend(sendStep, k);
                 sent++;
             }
-            int count = pump.await(guard, context);
+            int count = pump.await(call.guard(), context);
             for (int i = 0; i < count; i++) {
                 WorkCompletion wc = pump.completion(i);
                 if (wc.opcode() == WcOpcode.RECV && received == totalRecv) {
@@ -318,11 +326,13 @@ public final class RingAllReduce implements AutoCloseable {
         long sl = slice(sendChunk(step), k);
         int bytes = (int) sl * 4;
         int slot = (sent % window) * HEADER;
-        header.wrap(headerBytes, slot).set(InaHeader.DTYPE_FP32, rank, elements, sendSeq + sent, bytes);
+        header.wrap(headerBytes, slot).set(call, rank, sendSeq + sent, bytes);
         send.reset().wrId(sent);
         // Step 0 sends this rank's own input; later steps forward what the previous step wrote.
         send.sgl().add(headers, slot, HEADER);
-        if (step == 0) {
+        if (bytes == 0) {
+            // the header alone: an empty tensor's call, compared all the same
+        } else if (step == 0) {
             send.sgl().add(inputRegion, inputOffset + (int) (sl >>> 32) * 4, bytes);
         } else {
             send.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
@@ -340,7 +350,9 @@ public final class RingAllReduce implements AutoCloseable {
         int slot = posted % slots;
         recv.reset().wrId(posted);
         recv.sgl().add(headers, (window + slot) * HEADER, HEADER);
-        if (step < reduceSteps) {
+        if (bytes == 0) {
+            // a header-only message
+        } else if (step < reduceSteps) {
             recv.sgl().add(staging, slot * payloadBytes, bytes);
         } else {
             recv.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
@@ -359,15 +371,16 @@ public final class RingAllReduce implements AutoCloseable {
         boolean ahead = received == 0 && firstInStaging;
         int slot = ahead ? thisAheadSlot : received % slots;
         header.wrap(headerBytes, (window + slot) * HEADER);
-        if (header.ringId() != elements) {
-            throw new ResultMismatchException("rank " + rank + ": rank " + Math.floorMod(rank - 1, size)
-                    + " reduces a tensor of " + header.ringId() + " elements, this rank one of " + elements);
+        int prev = Math.floorMod(rank - 1, size);
+        if (!call.matches(header) || header.version() != CallHeader.VERSION) {
+            throw new CallMismatchException("rank " + rank + ": rank " + prev + " sent a message of "
+                    + header.describeCall() + " where this rank runs collective " + call);
         }
-        if (wc.wrId() != received || header.msgId() != recvSeq + received || header.payloadLength() != count * 4
-                || wc.byteLength() != HEADER + count * 4) {
+        if (wc.wrId() != received || header.rank() != prev || header.msgId() != recvSeq + received
+                || header.payloadLength() != count * 4 || wc.byteLength() != HEADER + count * 4) {
             throw new ResultMismatchException("rank " + rank + ": ring message " + received + " arrived as "
                     + wc.byteLength() + " bytes with header " + header + "; expected msg " + (recvSeq + received)
-                    + " of " + count * 4 + " bytes");
+                    + " of " + count * 4 + " bytes from rank " + prev);
         }
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
@@ -381,7 +394,7 @@ public final class RingAllReduce implements AutoCloseable {
     }
 
     private String describe() {
-        return "rank " + rank + " of " + size + " (ring all-reduce of " + elements + " elements) waiting for message "
+        return "rank " + rank + " of " + size + " (ring, " + call + ", " + elements + " elements) waiting for message "
                 + received + " from rank " + Math.floorMod(rank - 1, size) + " (sent " + sent + ", acknowledged "
                 + sendsDone + ")";
     }
