@@ -47,12 +47,22 @@ public final class BenchCommand implements Callable<Integer> {
     int stepFactor;
 
     @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "20",
-            description = "Timed iterations per size. Default ${DEFAULT-VALUE}.")
+            description = "Least timed iterations per size (see -T). Default ${DEFAULT-VALUE}.")
     int iterations;
 
     @Option(names = {"-w", "--warmup_iters"}, paramLabel = "N", defaultValue = "5",
-            description = "Untimed iterations per size. Default ${DEFAULT-VALUE}.")
+            description = "Least untimed iterations per size (see -T). Default ${DEFAULT-VALUE}.")
     int warmup;
+
+    @Option(names = {"-T", "--seconds-per-size"}, paramLabel = "S", defaultValue = "0.25",
+            description = "Time each size for at least this long: more than -n iterations where calls are fast, "
+                    + "with a quarter of that warming up (0 for exactly -n and -w). Default ${DEFAULT-VALUE}.")
+    double secondsPerSize;
+
+    @Option(names = {"-W", "--warmup-seconds"}, paramLabel = "S", defaultValue = "3",
+            description = "Seconds of untimed all-reduces over every size before the first, so that the JVM has "
+                    + "compiled the hot paths (0 to time a cold JVM). Default ${DEFAULT-VALUE}.")
+    double warmupSeconds;
 
     @Option(names = {"-c", "--check"}, paramLabel = "0|1", defaultValue = "1",
             description = "Check results against a reference (the #wrong columns). Default ${DEFAULT-VALUE}.")

@@ -60,6 +60,7 @@ final class BenchRunner {
                 "--algorithms", o.algorithm,
                 "--sizes", String.join(",", workload.sizes().stream().map(String::valueOf).toList()),
                 "--iters", String.valueOf(o.iterations), "--warmup", String.valueOf(o.warmup),
+                "--warmup-seconds", String.valueOf(o.warmupSeconds), "--seconds-per-size", String.valueOf(o.secondsPerSize),
                 "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
         if (CliLogging.verbose()) {
@@ -126,7 +127,7 @@ final class BenchRunner {
         long retrans = getSplit(stats, 5);
         double cpu = stats.get(7) / 1e6 / p;
         double algbw = r.bytes() / (time * 1e3);
-        return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), time, algbw,
+        return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), r.iterations(), time, algbw,
                 algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, cpu, Row.perGb(cpu, r.bytes()));
     }
 
@@ -152,13 +153,15 @@ final class BenchRunner {
                 paired.add(new BenchRow(x.size(), x.count(), x.type(), x.redop(), x, i < ip.size() ? ip.get(i) : null));
             }
             out.println(Json.write(new BenchReport("bench", ranks, o.algorithm, o.transport, o.mtu,
-                    Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup, o.check,
-                    BUSBW_CONVENTION, paired, wrong, avgBusbw)));
+                    Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup,
+                    o.secondsPerSize, o.warmupSeconds, o.check, BUSBW_CONVENTION, paired, wrong, avgBusbw)));
         } else {
             out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks, algorithm %s, transport %s, MTU %d%n",
                     String.valueOf(ranks), o.algorithm, o.transport, o.mtu);
-            out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d%n",
-                    Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check);
+            out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d"
+                    + " seconds per size: %s, JIT warm-up seconds: %s%n", Sizes.parse(o.minBytes),
+                    Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check,
+                    String.valueOf(o.secondsPerSize), String.valueOf(o.warmupSeconds));
             out.println("# busbw = " + BUSBW_CONVENTION);
             out.println("#");
             out.print(Tables.bench(oop, ip));
@@ -178,7 +181,11 @@ final class BenchRunner {
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
             List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);
-            return new Workload(List.of(o.algorithm), sizes, o.iterations, o.warmup, o.check != 0, true, true);
+            if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0)) {
+                throw new IllegalArgumentException("--warmup-seconds and --seconds-per-size must not be negative");
+            }
+            return new Workload(List.of(o.algorithm), sizes, o.iterations, o.warmup, o.secondsPerSize,
+                    o.warmupSeconds, o.check != 0, true, true);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);
         }
@@ -188,7 +195,9 @@ final class BenchRunner {
     }
 
     record BenchReport(String command, int ranks, String algorithm, String transport, int mtu, long minBytes,
-                       long maxBytes, int stepFactor, int iterations, int warmup, int check, String busbwConvention,
+                       long maxBytes, int stepFactor, int iterations, int warmup, double secondsPerSize,
+                       double warmupSeconds, int check,
+                       String busbwConvention,
                        List<BenchRow> rows, long wrongTotal, double avgBusbwGbps) {
     }
 }

@@ -120,7 +120,8 @@ final class DemoRunner {
         RunChecks.check(o.algorithms, o.transport, o.loss);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
-            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, true, false, true);
+            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, 0, 0, true, false,
+                    true);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);
         }

@@ -42,6 +42,12 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "1")
     int warmup;
 
+    @Option(names = "--warmup-seconds", defaultValue = "0")
+    double warmupSeconds;
+
+    @Option(names = "--seconds-per-size", defaultValue = "0")
+    double secondsPerSize;
+
     @Option(names = "--check", defaultValue = "true", arity = "1")
     boolean check;
 
@@ -82,7 +88,9 @@ public final class WorkerCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ParentWatchdog.startIfChild();
-        Workload workload = new Workload(algorithms, sizes, iterations, warmup, check, outOfPlace, inPlace);
+        Workload workload = new Workload(algorithms, sizes, iterations, warmup, secondsPerSize, warmupSeconds, check,
+                outOfPlace,
+                inPlace);
         CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds);
         // Each rank drops its own packets, from its own seed derived from the user's.
         MeteredVerbsProvider.configure(transport, loss > 0

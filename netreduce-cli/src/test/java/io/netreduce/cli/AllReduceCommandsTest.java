@@ -175,7 +175,7 @@ class AllReduceCommandsTest {
     void benchLocalThreeRanksHasBothPlacements() throws Exception {
         String algorithm = algorithms().get(0);
         CliRun run = CliRun.run(T, "bench", "--local", "3", "--algorithm", algorithm, "--transport", transport(),
-                "-b", "4K", "-e", "16K", "-f", "2", "-n", "3", "-w", "1", "--json");
+                "-b", "4K", "-e", "16K", "-f", "2", "-n", "3", "-w", "1", "-T", "0", "-W", "0", "--json");
         run.assertExit(ExitCode.OK);
         JsonNode doc = JSON.readTree(run.stdout);
         assertEquals(3, doc.get("ranks").asInt());
@@ -191,6 +191,7 @@ class AllReduceCommandsTest {
                 assertEquals(placement.equals("in_place"), p.get("in_place").asBoolean());
                 assertEquals(0, p.get("wrong").asLong(), r.toString());
                 assertTrue(p.get("time_us").asDouble() > 0, r.toString());
+                assertEquals(3, p.get("iterations").asInt(), "-T 0 times exactly -n: " + r);
                 assertTrue(p.get("cpu_s_per_call").asDouble() > 0 && p.get("cpu_s_per_gb").asDouble() > 0, r.toString());
                 busbwSum += p.get("busbw_gbps").asDouble();
             }
@@ -198,6 +199,31 @@ class AllReduceCommandsTest {
         assertEquals(busbwSum / 6, doc.get("avg_busbw_gbps").asDouble(), busbwSum * 1e-9);
         // The workers run with the Vector API module; the JVM's notice about it is not shown.
         assertFalse(run.stderr.contains("incubator"), run.describe());
+        run.assertNothingLeftBehind();
+    }
+
+    /**
+     * By default a fast call is timed many more times than -n, to fill the time per size
+     * (-T), after the JIT warm-up (-W); every rank makes the same calls, so the run ends
+     * and the results are right.
+     */
+    @Test
+    void benchTimesFastCallsForTheTimePerSize() throws Exception {
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring", "--transport", transport(),
+                "-b", "4K", "-e", "8K", "-n", "3", "-w", "1", "-T", "0.1", "-W", "0.2", "--json");
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(0.1, doc.get("seconds_per_size").asDouble(), 1e-9, run.stdout);
+        for (JsonNode r : doc.get("rows")) {
+            for (String placement : List.of("out_of_place", "in_place")) {
+                JsonNode p = r.get(placement);
+                assertEquals(0, p.get("wrong").asLong(), r.toString());
+                // A call of a few KiB takes well under 10 ms here, so 0.1 s holds more than 10.
+                assertTrue(p.get("iterations").asInt() > 10, "iterations for 0.1 s: " + r);
+                double timed = p.get("iterations").asInt() * p.get("time_us").asDouble() / 1e6;
+                assertTrue(timed > 0.03 && timed < 1.0, "timed " + timed + " s for -T 0.1: " + r);
+            }
+        }
         run.assertNothingLeftBehind();
     }
 

@@ -39,8 +39,8 @@ class TablesTest {
 
     @Test
     void benchTableHasBothPlacementsPerRow() {
-        Row oop = new Row("ring", 4096, 1024, "float", "sum", false, 100.0, 0.04096, 0.06144, 0, 5000, 0, 1e-4, 24.4);
-        Row ip = new Row("ring", 4096, 1024, "float", "sum", true, 80.0, 0.0512, 0.0768, 0, 5000, 0, 8e-5, 19.5);
+        Row oop = new Row("ring", 4096, 1024, "float", "sum", false, 20, 100.0, 0.04096, 0.06144, 0, 5000, 0, 1e-4, 24.4);
+        Row ip = new Row("ring", 4096, 1024, "float", "sum", true, 20, 80.0, 0.0512, 0.0768, 0, 5000, 0, 8e-5, 19.5);
         String table = Tables.bench(List.of(oop), List.of(ip));
         assertTrue(table.contains("out-of-place") && table.contains("in-place"), table);
         String row = table.lines().filter(l -> !l.startsWith("#")).findFirst().orElseThrow();

@@ -94,6 +94,7 @@ public final class CommunicatorConfig {
     private final int ringWindow;
     private final int ringMessageBytes;
     private final int smallTensorBytes;
+    private final int localWorldSize;
     private final int mtu;
     private final Duration timeout;
     private final FaultPlan faults;
@@ -148,6 +149,11 @@ public final class CommunicatorConfig {
         this.ringWindow = b.ringWindow;
         this.ringMessageBytes = b.ringMessageBytes;
         this.smallTensorBytes = b.smallTensorBytes;
+        if (b.localWorldSize < 0 || b.localWorldSize > b.worldSize) {
+            throw new IllegalArgumentException("local world size " + b.localWorldSize + " is outside 0.."
+                    + b.worldSize);
+        }
+        this.localWorldSize = b.localWorldSize;
         this.mtu = b.mtu;
         this.timeout = b.timeout;
         this.faults = Objects.requireNonNull(b.faults, "faults");
@@ -190,6 +196,7 @@ public final class CommunicatorConfig {
         b.ringWindow = ringWindow;
         b.ringMessageBytes = ringMessageBytes;
         b.smallTensorBytes = smallTensorBytes;
+        b.localWorldSize = localWorldSize;
         b.mtu = mtu;
         b.timeout = timeout;
         b.faults = faults;
@@ -253,6 +260,12 @@ public final class CommunicatorConfig {
      * docs/benchmarks.md ("Small tensors").
      */
     public int smallTensorBytes() { return smallTensorBytes; }
+    /**
+     * How many of the group's ranks run on this rank's host, as the launcher says
+     * (torchrun's {@code LOCAL_WORLD_SIZE}, Open MPI's {@code OMPI_COMM_WORLD_LOCAL_SIZE}),
+     * or 0 if none did: then a group whose rendezvous is on loopback counts as all local.
+     */
+    public int localWorldSize() { return localWorldSize; }
     public int mtu() { return mtu; }
     /** Longest wait without progress before an operation fails (default 30 s). */
     public Duration timeout() { return timeout; }
@@ -311,6 +324,7 @@ public final class CommunicatorConfig {
         private int ringWindow = 8;
         private int ringMessageBytes = 1 << 20;
         private int smallTensorBytes = DEFAULT_SMALL_TENSOR_BYTES;
+        private int localWorldSize;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);
         private FaultPlan faults = FaultPlan.NONE;
@@ -335,6 +349,7 @@ public final class CommunicatorConfig {
         public Builder ringWindow(int v) { ringWindow = v; return this; }
         public Builder ringMessageBytes(int v) { ringMessageBytes = v; return this; }
         public Builder smallTensorBytes(int v) { smallTensorBytes = v; return this; }
+        public Builder localWorldSize(int v) { localWorldSize = v; return this; }
         public Builder mtu(int v) { mtu = v; return this; }
         public Builder timeout(Duration v) { timeout = v; return this; }
         public Builder faults(FaultPlan v) { faults = v; return this; }

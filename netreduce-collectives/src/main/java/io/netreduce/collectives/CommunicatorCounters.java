@@ -22,13 +22,14 @@ public final class CommunicatorCounters {
     private final long packetsSent;
     private final long packetsReceived;
     private final long retransmittedPackets;
+    private final long rnrNaksReceived;
     private final long waitNanos;
     private final long errors;
     private final long rendezvousMessages;
 
     public CommunicatorCounters(int rank, String algorithm, String transport, long[] collectives, long bytesSent,
                                 long bytesReceived, long packetsSent, long packetsReceived, long retransmittedPackets,
-                                long waitNanos, long errors, long rendezvousMessages) {
+                                long rnrNaksReceived, long waitNanos, long errors, long rendezvousMessages) {
         if (collectives.length != Collective.values().length) {
             throw new IllegalArgumentException("one count per collective kind, not " + collectives.length);
         }
@@ -41,6 +42,7 @@ public final class CommunicatorCounters {
         this.packetsSent = packetsSent;
         this.packetsReceived = packetsReceived;
         this.retransmittedPackets = retransmittedPackets;
+        this.rnrNaksReceived = rnrNaksReceived;
         this.waitNanos = waitNanos;
         this.errors = errors;
         this.rendezvousMessages = rendezvousMessages;
@@ -86,6 +88,16 @@ public final class CommunicatorCounters {
         return retransmittedPackets;
     }
 
+    /**
+     * Messages this rank sent that found no receive posted at the peer and went again after
+     * the RNR timer (0 on transports that do not count them): each costs about a
+     * millisecond, so a count that grows with the collectives means a neighbour ran
+     * further ahead than the receives posted for it.
+     */
+    public long rnrNaksReceived() {
+        return rnrNaksReceived;
+    }
+
     /** Time the collectives spent blocked waiting for the network. */
     public Duration waited() {
         return Duration.ofNanos(waitNanos);
@@ -124,6 +136,8 @@ public final class CommunicatorCounters {
         metric(sb, "netreduce_wire_packets_received_total", "Packets received and accepted.", r, packetsReceived);
         metric(sb, "netreduce_retransmitted_packets_total", "Packets sent again by go-back-N.", r,
                 retransmittedPackets);
+        metric(sb, "netreduce_rnr_naks_received_total", "Messages resent after finding no receive posted.", r,
+                rnrNaksReceived);
         sb.append("# HELP netreduce_wait_seconds_total Time spent waiting for the network.\n");
         sb.append("# TYPE netreduce_wait_seconds_total counter\n");
         sb.append("netreduce_wait_seconds_total{").append(r).append("} ")
@@ -151,7 +165,8 @@ public final class CommunicatorCounters {
         }
         return sb.append(", wire sent ").append(bytesSent).append(" B / ").append(packetsSent).append(" pkts, received ")
                 .append(bytesReceived).append(" B / ").append(packetsReceived).append(" pkts, retransmitted ")
-                .append(retransmittedPackets).append(", waited ").append(waitNanos / 1_000_000).append(" ms, errors ")
+                .append(retransmittedPackets).append(", RNR NAKs ").append(rnrNaksReceived).append(", waited ")
+                .append(waitNanos / 1_000_000).append(" ms, errors ")
                 .append(errors).append(", rendezvous messages ").append(rendezvousMessages).toString();
     }
 }

@@ -27,6 +27,10 @@ final class EnvironmentReader {
                 break;
             }
         }
+        String local = first(env, TORCHRUN_LOCAL_WORLD_SIZE, OMPI_LOCAL_SIZE);
+        if (local != null) {
+            b.localWorldSize(parse(local, which(env, TORCHRUN_LOCAL_WORLD_SIZE, OMPI_LOCAL_SIZE)));
+        }
         String master = first(env, MASTER_ADDR, TORCHRUN_MASTER_ADDR);
         if (master != null) {
             b.masterAddress(master).source("master address from " + which(env, MASTER_ADDR, TORCHRUN_MASTER_ADDR));

@@ -33,9 +33,12 @@ public final class EnvironmentVariables {
     public static final String TORCHRUN_WORLD_SIZE = "WORLD_SIZE";
     public static final String TORCHRUN_MASTER_ADDR = "MASTER_ADDR";
     public static final String TORCHRUN_MASTER_PORT = "MASTER_PORT";
+    /** torchrun's count of ranks on this host. */
+    public static final String TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE";
     /** Open MPI's. */
     public static final String OMPI_RANK = "OMPI_COMM_WORLD_RANK";
     public static final String OMPI_WORLD_SIZE = "OMPI_COMM_WORLD_SIZE";
+    public static final String OMPI_LOCAL_SIZE = "OMPI_COMM_WORLD_LOCAL_SIZE";
     /** Slurm's. */
     public static final String SLURM_RANK = "SLURM_PROCID";
     public static final String SLURM_WORLD_SIZE = "SLURM_NTASKS";

@@ -22,6 +22,7 @@ public final class DeviceOptions {
     private final FaultPlan ingressFaults;
     private final Map<String, String> properties;
     private final boolean callerPolls;
+    private final int hostPollers;
 
     private DeviceOptions(Builder b) {
         this.localAddress = b.localAddress;
@@ -31,6 +32,7 @@ public final class DeviceOptions {
         this.ingressFaults = b.ingressFaults;
         this.properties = Map.copyOf(b.properties);
         this.callerPolls = b.callerPolls;
+        this.hostPollers = b.hostPollers;
     }
 
     public static Builder builder() {
@@ -53,6 +55,18 @@ public final class DeviceOptions {
      * and a provider's own setting for it, where the process gives one, wins.
      */
     public boolean callerPolls() { return callerPolls; }
+    /**
+     * How many threads on this host poll devices like this one (the ranks of a group that
+     * share the machine; default 1). A hint for waiting: with more pollers than cores a
+     * poller that busy-waits takes the core from the very peer it waits for, so a provider
+     * that spins yields the core while it does.
+     */
+    public int hostPollers() { return hostPollers; }
+
+    /** True if {@link #hostPollers()} exceeds the cores this JVM may use. */
+    public boolean coresOversubscribed() {
+        return hostPollers > Runtime.getRuntime().availableProcessors();
+    }
 
     public String property(String key, String defaultValue) {
         return properties.getOrDefault(key, defaultValue);
@@ -64,7 +78,7 @@ public final class DeviceOptions {
                 + (gateway != null ? ", gateway=" + gateway : "")
                 + (egressFaults.isNone() ? "" : ", egress=" + egressFaults)
                 + (ingressFaults.isNone() ? "" : ", ingress=" + ingressFaults)
-                + (callerPolls ? ", caller polls" : "")
+                + (callerPolls ? ", caller polls" : "") + (hostPollers > 1 ? ", " + hostPollers + " pollers" : "")
                 + (properties.isEmpty() ? "" : ", " + properties) + "}";
     }
 
@@ -76,6 +90,7 @@ public final class DeviceOptions {
         private FaultPlan ingressFaults = FaultPlan.NONE;
         private final Map<String, String> properties = new LinkedHashMap<>();
         private boolean callerPolls;
+        private int hostPollers = 1;
 
         public Builder localAddress(InetAddress a) { localAddress = Objects.requireNonNull(a); return this; }
 
@@ -102,10 +117,20 @@ public final class DeviceOptions {
         /** See {@link DeviceOptions#callerPolls()}. */
         public Builder callerPolls(boolean v) { callerPolls = v; return this; }
 
+        /** See {@link DeviceOptions#hostPollers()}. */
+        public Builder hostPollers(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("host pollers must be at least 1: " + n);
+            }
+            hostPollers = n;
+            return this;
+        }
+
         /** A builder holding {@code o}'s values, to change some of them. */
         public static Builder from(DeviceOptions o) {
             Builder b = new Builder().localAddress(o.localAddress).port(o.port).gateway(o.gateway)
-                    .egressFaults(o.egressFaults).ingressFaults(o.ingressFaults).callerPolls(o.callerPolls);
+                    .egressFaults(o.egressFaults).ingressFaults(o.ingressFaults).callerPolls(o.callerPolls)
+                    .hostPollers(o.hostPollers);
             b.properties.putAll(o.properties);
             return b;
         }

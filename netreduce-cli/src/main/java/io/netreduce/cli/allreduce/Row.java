@@ -10,7 +10,7 @@ import java.util.List;
  * that does not depend on the machine's other load.
  */
 public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
-                  double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
+                  int iterations, double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
                   long retransmittedPackets, @JsonProperty("cpu_s_per_call") double cpuSPerCall,
                   @JsonProperty("cpu_s_per_gb") double cpuSPerGb) {
 
@@ -37,7 +37,8 @@ public record Row(String algorithm, long size, long count, String type, String r
         long retrans = ranks.stream().mapToLong(RankResult::retransmittedPackets).sum();
         double cpu = ranks.stream().mapToDouble(RankResult::cpuSeconds).average().orElse(Double.NaN);
         double algbw = time > 0 ? first.bytes() / (time * 1e3) : 0; // bytes per ns = GB/s
-        return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(), time,
+        return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(),
+                first.iterations(), time,
                 algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, cpu, perGb(cpu, first.bytes()));
     }
 }

@@ -21,12 +21,18 @@ import java.util.function.Consumer;
 public final class WorkerLoop {
     /** In-place runs multiply the values by P; refill (untimed) this often to keep them finite. */
     private static final int REFILL_EVERY = 8;
+    /** Bytes all-reduced per size in each round of the compiler warm-up (at least one call). */
+    private static final long WARMUP_ROUND_BYTES = 1 << 20;
+    /** The most calls timed (or warmed up) per size: exact as a float, which the counts travel as. */
+    private static final long MAX_ITERATIONS = 1 << 20;
 
     private final Communicator comm;
     private final Workload workload;
     private final Consumer<RankResult> results;
     private final FloatBuffer input;
     private final FloatBuffer output;
+    /** Rank 0's decision on a size's timed and extra warm-up calls, broadcast to the others. */
+    private final FloatBuffer counts = ByteBuffer.allocateDirect(8).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
 
     public WorkerLoop(Communicator comm, Workload workload, Consumer<RankResult> results) {
         this.comm = comm;
@@ -39,6 +45,7 @@ public final class WorkerLoop {
 
     /** Runs every size with the communicator's algorithm, reporting under {@code algorithm}. */
     public void run(String algorithm) {
+        warmUpCompiler();
         for (long size : workload.sizes()) {
             int count = (int) (size / 4);
             if (workload.outOfPlace()) {
@@ -48,6 +55,44 @@ public final class WorkerLoop {
                 results.accept(measure(algorithm, size, count, true));
             }
         }
+    }
+
+    /**
+     * Untimed calls over every size and placement until rank 0 has spent
+     * {@link Workload#warmupSeconds()}: a fresh JVM interprets, then compiles, the hot
+     * paths over its first seconds (on a 2-core host while the ranks themselves keep the
+     * cores busy), and a few warm-up calls per size would time that instead of the steady
+     * state a training job runs in. Rank 0 decides when to stop and broadcasts it after each
+     * round, so every rank makes the same calls.
+     */
+    private void warmUpCompiler() {
+        if (workload.warmupSeconds() <= 0) {
+            return;
+        }
+        long end = System.nanoTime() + (long) (workload.warmupSeconds() * 1e9);
+        FloatBuffer more = ByteBuffer.allocateDirect(4).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
+        do {
+            // The same calls as the measurement (barriers, checked runs, both placements), so
+            // that the code compiled for the warm-up is the code the timed runs take.
+            for (long size : workload.sizes()) {
+                int count = (int) (size / 4);
+                for (boolean inPlace : new boolean[] {false, true}) {
+                    Reference.fill(input, comm.rank(), count);
+                    comm.barrier();
+                    for (int i = 0; i < Math.max(1, WARMUP_ROUND_BYTES / size); i++) {
+                        runOnce(count, inPlace);
+                        if (i == 0) {
+                            Reference.countWrong(inPlace ? input : output, comm.size(), count);
+                        }
+                        if (inPlace && i % REFILL_EVERY == REFILL_EVERY - 1) {
+                            Reference.fill(input, comm.rank(), count);
+                        }
+                    }
+                }
+            }
+            more.put(0, comm.rank() == 0 && System.nanoTime() < end ? 1 : 0);
+            comm.broadcast(more, 0);
+        } while (more.get(0) != 0);
     }
 
     private RankResult measure(String algorithm, long size, int count, boolean inPlace) {
@@ -61,12 +106,11 @@ public final class WorkerLoop {
             runOnce(count, inPlace);
             wrong = Reference.countWrong(inPlace ? input : output, p, count);
         }
-        for (int i = 0; i < workload.warmup(); i++) {
-            if (inPlace && i % REFILL_EVERY == 0) {
-                Reference.fill(input, rank, count);
-            }
-            runOnce(count, inPlace);
-        }
+        // With time-based counts at least one warm-up call, to learn the pace from.
+        int warmups = workload.secondsPerSize() > 0 ? Math.max(1, workload.warmup()) : workload.warmup();
+        long warmupStart = System.nanoTime();
+        warmUp(count, inPlace, warmups);
+        int iterations = agreeOnCounts(count, inPlace, warmups, System.nanoTime() - warmupStart);
         if (inPlace) {
             Reference.fill(input, rank, count);
         }
@@ -75,7 +119,7 @@ public final class WorkerLoop {
         long retransBefore = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS);
         long elapsed = 0;
         ProcessCpu cpuClock = ProcessCpu.start();
-        for (int i = 0; i < workload.iterations(); i++) {
+        for (int i = 0; i < iterations; i++) {
             if (inPlace && i > 0 && i % REFILL_EVERY == 0) {
                 Reference.fill(input, rank, count);
             }
@@ -84,12 +128,45 @@ public final class WorkerLoop {
             elapsed += System.nanoTime() - t0;
         }
         long cpu = cpuClock.elapsedNanos();
-        long wire = (MeteredVerbsProvider.total(Counter.BYTES_SENT) - bytesBefore) / workload.iterations();
+        long wire = (MeteredVerbsProvider.total(Counter.BYTES_SENT) - bytesBefore) / iterations;
         long retrans = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS) - retransBefore;
-        double timeUs = elapsed / 1e3 / workload.iterations();
-        double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / workload.iterations();
-        return new RankResult(rank, algorithm, size, count, inPlace, workload.iterations(), timeUs, wrong, wire,
+        double timeUs = elapsed / 1e3 / iterations;
+        double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / iterations;
+        return new RankResult(rank, algorithm, size, count, inPlace, iterations, timeUs, wrong, wire,
                 retrans, cpuSeconds);
+    }
+
+    private void warmUp(int count, boolean inPlace, int calls) {
+        for (int i = 0; i < calls; i++) {
+            if (inPlace && i % REFILL_EVERY == 0) {
+                Reference.fill(input, comm.rank(), count);
+            }
+            runOnce(count, inPlace);
+        }
+    }
+
+    /**
+     * How many calls to time: at least {@link Workload#iterations()}, and enough to fill
+     * {@link Workload#secondsPerSize()} at the pace of the {@code warmups} calls that took
+     * {@code warmupNanos} (a fast call is timed thousands of times: twenty calls of 15 µs measure the
+     * scheduler, not the collective). Where that many calls need a longer warm-up too (a
+     * quarter of the timed span), it runs here first. Rank 0 decides and broadcasts, so
+     * every rank makes the same calls.
+     */
+    private int agreeOnCounts(int count, boolean inPlace, int warmups, long warmupNanos) {
+        if (workload.secondsPerSize() <= 0) {
+            return workload.iterations();
+        }
+        if (comm.rank() == 0) {
+            double perCall = Math.max(1, warmupNanos) / (double) warmups;
+            double want = workload.secondsPerSize() * 1e9 / perCall;
+            long timed = Math.max(workload.iterations(), Math.min(MAX_ITERATIONS, (long) want));
+            long extraWarmup = Math.max(0, Math.min(MAX_ITERATIONS, timed / 4) - warmups);
+            counts.put(0, timed).put(1, extraWarmup);
+        }
+        comm.broadcast(counts, 0);
+        warmUp(count, inPlace, (int) counts.get(1));
+        return (int) counts.get(0);
     }
 
     private void runOnce(int count, boolean inPlace) {

@@ -3,11 +3,16 @@ package io.netreduce.cli.allreduce;
 import java.util.List;
 
 /**
- * What every rank runs, identically: the algorithms, sizes (bytes, multiples of 4), timed
- * and warm-up iterations, whether to check results, and which placements to time.
+ * What every rank runs, identically: the algorithms, sizes (bytes, multiples of 4), the
+ * least timed and warm-up iterations per size, the least time to spend timing each size
+ * (more iterations where calls are fast; 0 for exactly {@code iterations}), the seconds of
+ * untimed calls before the first size (so that the JIT compiler has compiled the hot
+ * paths), whether to check results, and which placements to time. Rank 0's clock decides
+ * the time-based counts.
  */
-public record Workload(List<String> algorithms, List<Long> sizes, int iterations, int warmup, boolean check,
-                       boolean outOfPlace, boolean inPlace) {
+public record Workload(List<String> algorithms, List<Long> sizes, int iterations, int warmup,
+                       double secondsPerSize, double warmupSeconds, boolean check, boolean outOfPlace,
+                       boolean inPlace) {
     public Workload {
         if (sizes.isEmpty() || algorithms.isEmpty()) {
             throw new IllegalArgumentException("need at least one size and one algorithm");
@@ -20,7 +25,7 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
                 throw new IllegalArgumentException("size too large for one tensor: " + s);
             }
         }
-        if (iterations < 1 || warmup < 0) {
+        if (iterations < 1 || warmup < 0 || !(warmupSeconds >= 0) || !(secondsPerSize >= 0)) {
             throw new IllegalArgumentException("iterations must be at least 1 and warm-up not negative");
         }
         if (!outOfPlace && !inPlace) {

@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rtt", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
             "SEND/RECV ping-pong round-trip time, like perftest's ib_send_lat. Columns:",
-            "  #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%   (microseconds)",
+            "  #bytes #iterations t_min t_max t_typical t_avg t_stdev 99%% 99.9%%   (microseconds)",
             "Times are whole round trips (perftest halves them); t_typical is the median.",
             "Without SERVER it runs the server side; with SERVER, the client; with --local, both."
         },

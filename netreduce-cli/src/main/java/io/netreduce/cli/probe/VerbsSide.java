@@ -46,7 +46,7 @@ final class VerbsSide implements AutoCloseable {
         Device device;
         try {
             device = Verbs.open(transport, DeviceOptions.builder()
-                    .localAddress(at.getAddress()).port(at.getPort()).build());
+                    .localAddress(at.getAddress()).port(at.getPort()).callerPolls(true).build());
         } catch (VerbsException | IllegalArgumentException e) {
             throw new CliException("cannot open a '" + transport + "' device on "
                     + at.getAddress().getHostAddress() + ":" + at.getPort() + ": " + e.getMessage(), e);

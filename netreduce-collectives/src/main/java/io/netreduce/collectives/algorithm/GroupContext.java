@@ -70,6 +70,22 @@ public final class GroupContext {
     }
 
     /**
+     * How many ranks of the group share this host: the launcher's count, else all of them
+     * when the rendezvous is on loopback (one machine), else 1. Devices take it as a hint
+     * for how to wait ({@link io.netreduce.verbs.DeviceOptions#hostPollers()}).
+     */
+    public int ranksOnThisHost() {
+        if (config.localWorldSize() > 0) {
+            return config.localWorldSize();
+        }
+        try {
+            return InetAddress.getByName(config.masterAddress()).isLoopbackAddress() ? size() : 1;
+        } catch (UnknownHostException e) {
+            return 1;
+        }
+    }
+
+    /**
      * The address this rank's device binds: the configured one, else prefix.(rank+2)
      * (127.0.0.(rank+2) by default) when the master is on loopback, so that every rank of a
      * single-machine group is its own emulated host, else this host's address.

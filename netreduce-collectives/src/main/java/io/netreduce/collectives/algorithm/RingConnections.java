@@ -32,13 +32,14 @@ public final class RingConnections implements AutoCloseable {
     /** The tensors the algorithms move, registered (or staged) in this ring's protection domain. */
     public final TensorMemory memory;
 
-    private RingConnections(Device device, int window, int mtu, Duration ackTimeout) {
+    private RingConnections(Device device, int window, int extraReceives, int mtu, Duration ackTimeout) {
         this.device = device;
         try {
             pd = device.allocateProtectionDomain();
             int queue = 4 * window + 16;
-            cq = device.createCompletionQueue(4 * queue + 64);
-            QpAttributes attrs = QpAttributes.builder(cq, cq).maxSendWr(queue).maxRecvWr(queue).maxSge(2).mtu(mtu)
+            cq = device.createCompletionQueue(4 * (queue + extraReceives) + 64);
+            QpAttributes attrs = QpAttributes.builder(cq, cq).maxSendWr(queue).maxRecvWr(queue + extraReceives)
+                    .maxSge(2).mtu(mtu)
                     .ackTimeout(ackTimeout).build();
             toNext = pd.createQueuePair(attrs);
             fromPrev = pd.createQueuePair(attrs);
@@ -53,13 +54,19 @@ public final class RingConnections implements AutoCloseable {
      * Opens this rank's device and its two queue pairs, sized for {@code window} messages in
      * flight. {@code gateway}, if not null, is every packet's next hop. The ring waits by
      * polling its one completion queue, which covers both queue pairs, so the device is told
-     * the caller polls: a transport that can move the data on that thread does.
+     * the caller polls (a transport that can move the data on that thread does) and how many
+     * ranks share the host (with more than cores, a waiting rank must not hold its core).
      */
     public static RingConnections open(GroupContext group, InetSocketAddress gateway, int window) {
+        return open(group, gateway, window, 0);
+    }
+
+    /** As {@link #open(GroupContext, InetSocketAddress, int)}, with room for {@code extraReceives} more receives. */
+    public static RingConnections open(GroupContext group, InetSocketAddress gateway, int window, int extraReceives) {
         Device device = Verbs.open(group.config().transport(), DeviceOptions.builder().localAddress(group.localAddress())
                 .port(group.config().devicePort()).gateway(gateway).egressFaults(group.rankFaults()).callerPolls(true)
-                .build());
-        return new RingConnections(device, window, group.config().mtu(), group.config().ackTimeout());
+                .hostPollers(group.ranksOnThisHost()).build());
+        return new RingConnections(device, window, extraReceives, group.config().mtu(), group.config().ackTimeout());
     }
 
     /** Tells the group this rank's endpoints ({@code toNext}, then {@code fromPrev}). */
@@ -112,7 +119,8 @@ public final class RingConnections implements AutoCloseable {
     /** Both queue pairs' wire counters, with {@code waitNanos} the algorithm measured. */
     public Traffic traffic(long waitNanos) {
         return new Traffic(sum(Counter.BYTES_SENT), sum(Counter.BYTES_RECEIVED), sum(Counter.PACKETS_SENT),
-                sum(Counter.PACKETS_RECEIVED), sum(Counter.RETRANSMITTED_PACKETS), waitNanos);
+                sum(Counter.PACKETS_RECEIVED), sum(Counter.RETRANSMITTED_PACKETS), sum(Counter.RNR_NAKS_RECEIVED),
+                waitNanos);
     }
 
     private long sum(Counter c) {

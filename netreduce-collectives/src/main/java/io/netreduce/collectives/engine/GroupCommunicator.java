@@ -240,7 +240,8 @@ public final class GroupCommunicator implements Communicator {
         }
         Traffic t = closed ? Traffic.NONE : algorithm.traffic();
         return new CommunicatorCounters(rank, algorithm.name(), config.transport(), counts, t.bytesSent(),
-                t.bytesReceived(), t.packetsSent(), t.packetsReceived(), t.retransmittedPackets(), t.waitNanos(),
+                t.bytesReceived(), t.packetsSent(), t.packetsReceived(), t.retransmittedPackets(), t.rnrNaksReceived(),
+                t.waitNanos(),
                 errors.get(), store == null ? 0 : store.messagesSent());
     }
 

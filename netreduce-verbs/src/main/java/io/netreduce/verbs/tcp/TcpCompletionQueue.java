@@ -18,11 +18,22 @@ import java.util.function.Consumer;
  * The TCP provider's completion queue. With threaded progress the queue pairs' reader and
  * writer threads fill it. With polled progress ({@link TcpProgress#POLL}) polling it is
  * what moves the data: each poll drives the sockets of the queue pairs attached to it; a
- * blocking poll spins on them for {@link #DEFAULT_SPIN_MICROS} µs (or the device's
- * {@link TcpVerbsProvider#SPIN_MICROS}) after the last byte moved (a ring
- * step's next message is usually that close behind), then sleeps in {@code select} until
- * one of its sockets is ready, a completion is pushed from elsewhere, or an RNR backoff
- * ends, never longer than {@link #MAX_SELECT_MILLIS}.
+ * blocking poll spins on them after the last byte moved (a ring step's next message is
+ * usually that close behind), then sleeps in {@code select} until one of its sockets is
+ * ready, a completion is pushed from elsewhere, or an RNR backoff ends, never longer than
+ * {@link #MAX_SELECT_MILLIS}.
+ *
+ * <p>The spin adapts ({@link #adapt}): {@link #DEFAULT_SPIN_MICROS} µs (or the device's
+ * {@link TcpVerbsProvider#SPIN_MICROS}) while waits end within about that, halved after
+ * each wait that lasts much longer, down to {@link #MIN_SPIN_NANOS}. Waits that long mean the
+ * peer is computing or has no core (more ranks than cores): spinning then only takes the
+ * core from whoever the wait is for. Where the device was told the host has more pollers
+ * than cores ({@link io.netreduce.verbs.DeviceOptions#hostPollers()}), the spin yields the
+ * core on every turn, as Open MPI's progress loop does when oversubscribed (measured: a
+ * 4 KiB all-reduce of 4 ranks on 2 cores, blocking at once 195 µs, spinning without
+ * yielding 346 µs, Open MPI 51 µs). Measured on a 2-core host, a longer fixed spin did
+ * not make the small all-reduce faster and now and then made a whole run ten times slower
+ * (docs/benchmarks.md, "Small tensors").
  */
 final class TcpCompletionQueue extends CompletionRing {
     /**
@@ -45,15 +56,46 @@ final class TcpCompletionQueue extends CompletionRing {
     /** One poller sleeps in select() at a time; a second one spins on progress meanwhile. */
     private final Object selectLock = new Object();
 
-    private final long spinNanos;
+    /** The shortest adaptive spin: about a system call's worth of polling. */
+    static final long MIN_SPIN_NANOS = 2_000;
 
-    TcpCompletionQueue(int capacity, int spinMicros) {
+    private final long spinNanos;
+    /** More pollers than cores on this host: spin with sched_yield, so a peer waiting for the core runs. */
+    private final boolean yieldWhileSpinning;
+    /** The spin the next blocking poll uses; only its (one) poller writes it. */
+    private long spinBudget;
+
+    TcpCompletionQueue(int capacity, int spinMicros, boolean yieldWhileSpinning) {
         super(capacity);
         this.spinNanos = TimeUnit.MICROSECONDS.toNanos(spinMicros);
+        this.yieldWhileSpinning = yieldWhileSpinning;
+        this.spinBudget = spinNanos;
     }
 
+    /** The longest spin (the configured one). */
     long spinNanos() {
         return spinNanos;
+    }
+
+    /** True if spinning yields the core (more pollers than cores on this host). */
+    boolean yieldsWhileSpinning() {
+        return yieldWhileSpinning;
+    }
+
+    /** The spin the next blocking poll starts with. */
+    long spinBudgetNanos() {
+        return spinBudget;
+    }
+
+    /**
+     * After a blocking poll that waited {@code waitedNanos} for its completions: spin the
+     * whole configured time again if that might have caught them, else halve the spin. A
+     * wait that ended in select() includes the thread's wake-up (tens of µs on a VM), so
+     * "might" is up to twice the spin.
+     */
+    private void adapt(long waitedNanos) {
+        spinBudget = waitedNanos <= 2 * spinNanos ? spinNanos : Math.max(Math.min(MIN_SPIN_NANOS, spinNanos),
+                spinBudget / 2);
     }
 
     /** Adds a connected queue pair in polled progress: polling this queue now drives its socket. */
@@ -108,9 +150,11 @@ final class TcpCompletionQueue extends CompletionRing {
         if (qps.length == 0) {
             return super.poll(out, timeout);
         }
-        long now = System.nanoTime();
+        long start = System.nanoTime();
+        long now = start;
         long deadline = now + Math.max(0, timeout.toNanos());
-        long spinUntil = now + spinNanos;
+        long spin = spinBudget;
+        long spinUntil = now + spin;
         while (true) {
             boolean moved = false;
             for (TcpQueuePair qp : qps) {
@@ -118,19 +162,25 @@ final class TcpCompletionQueue extends CompletionRing {
             }
             int n = super.poll(out);
             if (n > 0 || isClosed()) {
+                adapt(System.nanoTime() - start);
                 return n;
             }
             now = System.nanoTime();
             if (now - deadline >= 0) {
+                adapt(now - start);
                 return 0;
             }
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while polling a tcp completion queue");
             }
             if (moved) {
-                spinUntil = now + spinNanos;
+                spinUntil = now + spin;
             } else if (now - spinUntil < 0) {
-                Thread.onSpinWait();
+                if (yieldWhileSpinning) {
+                    Thread.yield();
+                } else {
+                    Thread.onSpinWait();
+                }
             } else {
                 awaitIo(qps, now, deadline);
             }

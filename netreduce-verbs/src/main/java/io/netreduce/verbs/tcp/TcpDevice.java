@@ -98,7 +98,8 @@ final class TcpDevice implements Device {
         acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
         acceptThread.setDaemon(true);
         acceptThread.start();
-        LOG.debug("tcp device listening on {} ({} progress, {} µs spin)", boundAddress, progress, spinMicros);
+        LOG.debug("tcp device listening on {} ({} progress, {} µs spin{})", boundAddress, progress, spinMicros,
+                options.coresOversubscribed() ? ", yielding: more pollers than cores" : "");
     }
 
     private static int spinMicros(DeviceOptions options) {
@@ -184,7 +185,7 @@ final class TcpDevice implements Device {
     @Override
     public CompletionQueue createCompletionQueue(int capacity) {
         checkOpen();
-        TcpCompletionQueue cq = new TcpCompletionQueue(capacity, spinMicros);
+        TcpCompletionQueue cq = new TcpCompletionQueue(capacity, spinMicros, options.coresOversubscribed());
         children.add(cq);
         return cq;
     }

@@ -1,6 +1,7 @@
 package io.netreduce.verbs.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -173,6 +174,55 @@ class TcpQueuePairTest {
             try (Device d = open("127.0.0.10"); var cq = (TcpCompletionQueue) d.createCompletionQueue(4)) {
                 assertEquals(TimeUnit.MICROSECONDS.toNanos(TcpCompletionQueue.DEFAULT_SPIN_MICROS), cq.spinNanos());
             }
+        }
+    }
+
+    /**
+     * The spin adapts: waits much longer than it (an idle peer) halve it, down to the floor;
+     * a wait that ends within it (a message right behind) restores it whole. And a device
+     * told that more threads poll on this host than it has cores spins yielding the core.
+     */
+    @Test
+    void theSpinHalvesAfterLongWaitsAndComesBackAfterAShortOne() throws Exception {
+        try (Device a = Verbs.open("tcp", DeviceOptions.builder().localAddress("127.0.0.10").port(0).callerPolls(true)
+                .property(TcpVerbsProvider.SPIN_MICROS, "100").build());
+             Device b = open("127.0.0.20", TcpProgress.POLL)) {
+            Connected c = Connected.of(a, b, 16);
+            TcpCompletionQueue cq = (TcpCompletionQueue) c.cqa;
+            WorkCompletion[] wc = {new WorkCompletion()};
+            assertEquals(100_000, cq.spinBudgetNanos());
+            long expected = 100_000;
+            for (int i = 0; i < 12; i++) {
+                assertEquals(0, cq.poll(wc, Duration.ofMillis(2)), "nothing was sent");
+                expected = Math.max(TcpCompletionQueue.MIN_SPIN_NANOS, expected / 2);
+                assertEquals(expected, cq.spinBudgetNanos(), "after " + (i + 1) + " idle waits of 2 ms");
+            }
+            assertEquals(TcpCompletionQueue.MIN_SPIN_NANOS, cq.spinBudgetNanos());
+            MemoryRegion buf = c.pda.register(ByteBuffer.allocateDirect(64), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion dst = c.pdb.register(ByteBuffer.allocateDirect(64), EnumSet.of(Access.LOCAL_WRITE));
+            RecvRequest r = new RecvRequest();
+            r.sgl().add(dst, 0, 64);
+            c.y.postRecv(r.wrId(1));
+            SendRequest s = new SendRequest();
+            s.sgl().add(buf, 0, 64);
+            c.x.postSend(s.wrId(2));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            int got = 0;
+            while (got == 0) {
+                c.cqb.poll(new WorkCompletion[] {new WorkCompletion()}); // drive the receiver's socket
+                got = cq.poll(wc, Duration.ofMillis(1));
+                assertTrue(System.nanoTime() < deadline, "the send never completed");
+            }
+            assertEquals(WcStatus.SUCCESS, wc[0].status());
+            // The receiver had answered before this last poll began: it waited microseconds.
+            assertEquals(100_000, cq.spinBudgetNanos(), "the spin after a wait that ended at once");
+        }
+        try (Device d = Verbs.open("tcp", DeviceOptions.builder().localAddress("127.0.0.10").port(0)
+                .hostPollers(Runtime.getRuntime().availableProcessors() + 1).build());
+             var cq = (TcpCompletionQueue) d.createCompletionQueue(4);
+             Device e = open("127.0.0.10"); var alone = (TcpCompletionQueue) e.createCompletionQueue(4)) {
+            assertTrue(cq.yieldsWhileSpinning(), "more pollers than cores");
+            assertFalse(alone.yieldsWhileSpinning(), "one poller");
         }
     }
 

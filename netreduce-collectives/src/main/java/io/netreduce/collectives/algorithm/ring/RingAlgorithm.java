@@ -5,6 +5,7 @@ import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
+import io.netreduce.collectives.algorithm.MessagePlan;
 import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.RingConnections;
 import io.netreduce.collectives.algorithm.ScratchTensor;
@@ -62,16 +63,27 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         group = g;
         var c = g.config();
         smallTensorBytes = c.smallTensorBytes();
-        connections = RingConnections.open(g, null, c.ringWindow());
+        int lookAhead = lookAhead(g.size(), c);
+        connections = RingConnections.open(g, null, c.ringWindow(), lookAhead);
         try {
             connections.publishEndpoints(g);
             connections.connect(g);
             ring = new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq, g.rank(),
-                    g.size(), c.ringMessageBytes(), c.ringWindow(), g.timeout());
+                    g.size(), c.ringMessageBytes(), c.ringWindow(), lookAhead, g.timeout());
         } catch (RuntimeException e) {
             close();
             throw e;
         }
+    }
+
+    /**
+     * Receives to keep posted ahead: every message of a small-tensor all-reduce (P-1 blocks
+     * of up to {@link CommunicatorConfig#smallTensorBytes()}), which a neighbour can send in
+     * full before this rank starts the call; at least two.
+     */
+    static int lookAhead(int size, CommunicatorConfig c) {
+        int perBlock = MessagePlan.messageCount(c.smallTensorBytes() / 4, c.ringMessageBytes());
+        return Math.max(2, (size - 1) * Math.max(1, perBlock));
     }
 
     @Override

@@ -49,16 +49,22 @@ import java.util.function.Supplier;
  * the input and writes the output, and every chunk of the output is written exactly once
  * (P-1 chunks by the reduce-scatter, this rank's own chunk by the all-gather).
  *
- * <p>The receive for the next operation's first message is posted as soon as this
- * operation's last receive is (into one of two staging slots of its own, which do not
- * depend on the next tensor; two because this operation's own first receive may still be
- * pending in the other): the previous rank may finish first and
- * start the next operation before this one has, and a SEND that finds no receive is
- * answered with an RNR NAK and resent only after the RNR timer (1.28 ms), which hit about
- * a third of back-to-back small all-reduces.
+ * <p>Receives for the next operation's first messages are posted ahead, into staging
+ * slots of their own ({@link #ahead} of them, as many as the caller asks: the ring
+ * algorithm asks for everything a neighbour can send of a small-tensor operation before
+ * this rank joins it): a neighbour may finish
+ * first and start the next operation, and a SEND that finds no receive is answered with an
+ * RNR NAK and resent only after the RNR timer (1.28 ms). With one look-ahead receive that
+ * hit about a third of back-to-back small all-reduces at P = 2, and nearly all at P = 4.
+ * Those receives span operations: each operation takes what was posted for it from the
+ * front of the queue, posts its own, and tops the queue up; a message that arrived ahead is
+ * reduced from, or copied out of, its staging slot. The first ones are posted at
+ * construction, before any neighbour can send.
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
+    /** The work request id of look-ahead receives (others carry their index in the operation). */
+    private static final long LOOKAHEAD_WR_ID = -1;
 
     private final QueuePair toNext;
     private final QueuePair fromPrev;
@@ -101,19 +107,25 @@ public final class RingAllReduce implements AutoCloseable {
     private int chunkShift;
     /** Steps before this one reduce what they receive; from it on, received data is final. */
     private int reduceSteps;
-    /** Receive 0 of the next operation is already posted (into staging slot nextAheadSlot). */
-    private boolean lookahead;
-    /** This operation's receive 0 is the look-ahead one (landed in staging whatever its step). */
-    private boolean firstInStaging;
-    /** Staging slot of the posted look-ahead receive (slots or slots + 1), and of this operation's receive 0. */
-    private int nextAheadSlot;
-    private int thisAheadSlot;
-    /** The look-ahead receive completed before the next operation began: its completion, kept for it. */
-    private final WorkCompletion early = new WorkCompletion();
-    private boolean earlyArrived;
+    /** Look-ahead receives kept posted for the operations to come, each in a staging slot of its own. */
+    private final int ahead;
+    /** Look-ahead receives posted and consumed so far; look-ahead j uses look-ahead slot j mod {@link #ahead}. */
+    private long aheadPosted;
+    private long aheadConsumed;
+    /** Of this operation's receives, how many (from receive 0) are look-ahead ones. */
+    private int fromAhead;
+    /** Look-ahead receives that completed before the operation they belong to began, in order. */
+    private final WorkCompletion[] early;
+    private int earlyCount;
 
+    /**
+     * {@code lookAhead}: how many receives to keep posted for operations to come, at least
+     * as many messages as a neighbour can send of one operation before this rank joins it
+     * (up to all its messages of the operation); one staging slot of {@code payloadBytes}
+     * each.
+     */
     public RingAllReduce(ProtectionDomain pd, QueuePair toNext, QueuePair fromPrev, CompletionQueue cq, int rank,
-                         int size, int payloadBytes, int window, Duration timeout) {
+                         int size, int payloadBytes, int window, int lookAhead, Duration timeout) {
         this.toNext = toNext;
         this.fromPrev = fromPrev;
         this.rank = rank;
@@ -122,15 +134,21 @@ public final class RingAllReduce implements AutoCloseable {
         this.window = window;
         this.slots = 2 * window;
         this.pump = new CompletionPump(cq, 64, timeout);
-        // Two more header and staging slots (indices slots, slots + 1) for look-ahead receives.
-        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots + 2) * HEADER),
+        this.ahead = Math.max(1, lookAhead);
+        // Header and staging slots: the ring of `slots`, then `ahead` for look-ahead receives.
+        this.headers = pd.register(ByteBuffer.allocateDirect((window + slots + ahead) * HEADER),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.headerBytes = headers.buffer();
-        this.staging = pd.register(ByteBuffer.allocateDirect((slots + 2) * payloadBytes),
+        this.staging = pd.register(ByteBuffer.allocateDirect((slots + ahead) * payloadBytes),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.stagingElements = elementsAt(staging, 0);
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
+        this.early = new WorkCompletion[ahead];
+        for (int i = 0; i < ahead; i++) {
+            early[i] = new WorkCompletion();
+        }
+        topUpLookahead();
     }
 
     /** Time spent waiting for completions so far, in nanoseconds. */
@@ -215,22 +233,22 @@ public final class RingAllReduce implements AutoCloseable {
         int totalRecv = recvBase[steps];
         sent = 0;
         sendsDone = 0;
-        posted = lookahead ? 1 : 0;
-        firstInStaging = lookahead;
-        thisAheadSlot = nextAheadSlot;
-        lookahead = false;
         received = 0;
+        fromAhead = (int) Math.min(aheadPosted - aheadConsumed, totalRecv);
+        posted = fromAhead;
         int sendStep = 0;
         int postStep = 0;
         int doneStep = 0;
-        if (earlyArrived) {
-            earlyArrived = false;
+        // Messages that arrived ahead, before this operation began.
+        int takeEarly = Math.min(earlyCount, totalRecv);
+        for (int e = 0; e < takeEarly; e++) {
             while (received >= recvBase[doneStep + 1]) {
                 doneStep++;
             }
-            arrived(early, doneStep, 0);
+            arrived(early[e], doneStep, received - recvBase[doneStep]);
             received++;
         }
+        shiftEarly(takeEarly);
         while (received < totalRecv || sendsDone < totalSend) {
             while (posted < totalRecv && posted < received + slots) {
                 while (posted >= recvBase[postStep + 1]) {
@@ -239,8 +257,8 @@ public final class RingAllReduce implements AutoCloseable {
                 postRecv(postStep, posted - recvBase[postStep]);
                 posted++;
             }
-            if (!lookahead && posted == totalRecv) {
-                postLookahead();
+            if (posted == totalRecv) {
+                topUpLookahead();
             }
             while (sent < totalSend && sent < sendsDone + window) {
                 while (sent >= sendBase[sendStep + 1]) {
@@ -257,10 +275,9 @@ public final class RingAllReduce implements AutoCloseable {
             for (int i = 0; i < count; i++) {
                 WorkCompletion wc = pump.completion(i);
                 if (wc.opcode() == WcOpcode.RECV && received == totalRecv) {
-                    // The previous rank already started the next operation: its first message
-                    // filled the look-ahead receive. It belongs to the next run.
-                    early.copyFrom(wc);
-                    earlyArrived = true;
+                    // A neighbour already started the next operation: its message filled a
+                    // look-ahead receive. It belongs to that operation.
+                    early[earlyCount++].copyFrom(wc);
                 } else if (wc.opcode() == WcOpcode.RECV) {
                     while (received >= recvBase[doneStep + 1]) {
                         doneStep++;
@@ -276,6 +293,17 @@ public final class RingAllReduce implements AutoCloseable {
         recvSeq += totalRecv;
     }
 
+    /** Drops the first {@code n} early completions, which this operation has used. */
+    private void shiftEarly(int n) {
+        if (n == 0) {
+            return;
+        }
+        for (int i = n; i < earlyCount; i++) {
+            early[i - n].copyFrom(early[i]);
+        }
+        earlyCount -= n;
+    }
+
     /**
      * A view whose float32 element i is at byte 4i, from {@code byteOffset} of the region
      * (which need not be 4-aligned).
@@ -286,17 +314,19 @@ public final class RingAllReduce implements AutoCloseable {
         return b.slice().order(InaHeader.PAYLOAD_ORDER);
     }
 
-    private void postLookahead() {
-        nextAheadSlot = thisAheadSlot == slots ? slots + 1 : slots;
-        recv.reset().wrId(0);
-        recv.sgl().add(headers, (window + nextAheadSlot) * HEADER, HEADER)
-                .add(staging, nextAheadSlot * payloadBytes, payloadBytes);
-        try {
-            fromPrev.postRecv(recv);
-        } catch (VerbsException e) {
-            throw new HostException("posting the next operation's first ring receive failed: " + e.getMessage(), e);
+    /** Posts look-ahead receives until {@link #ahead} are waiting to be used. */
+    private void topUpLookahead() {
+        while (aheadPosted - aheadConsumed < ahead) {
+            int slot = slots + (int) (aheadPosted % ahead);
+            recv.reset().wrId(LOOKAHEAD_WR_ID);
+            recv.sgl().add(headers, (window + slot) * HEADER, HEADER).add(staging, slot * payloadBytes, payloadBytes);
+            try {
+                fromPrev.postRecv(recv);
+            } catch (VerbsException e) {
+                throw new HostException("posting a look-ahead ring receive failed: " + e.getMessage(), e);
+            }
+            aheadPosted++;
         }
-        lookahead = true;
     }
 
     private int sendChunk(int step) {
@@ -368,16 +398,17 @@ public final class RingAllReduce implements AutoCloseable {
     private void arrived(WorkCompletion wc, int step, int k) {
         long sl = slice(recvChunk(step), k);
         int count = (int) sl;
-        boolean ahead = received == 0 && firstInStaging;
-        int slot = ahead ? thisAheadSlot : received % slots;
+        boolean lookedAhead = received < fromAhead;
+        int slot = lookedAhead ? slots + (int) (aheadConsumed % ahead) : received % slots;
         header.wrap(headerBytes, (window + slot) * HEADER);
         int prev = Math.floorMod(rank - 1, size);
         if (!call.matches(header) || header.version() != CallHeader.VERSION) {
             throw new CallMismatchException("rank " + rank + ": rank " + prev + " sent a message of "
                     + header.describeCall() + " where this rank runs collective " + call);
         }
-        if (wc.wrId() != received || header.rank() != prev || header.msgId() != recvSeq + received
-                || header.payloadLength() != count * 4 || wc.byteLength() != HEADER + count * 4) {
+        if (wc.wrId() != (lookedAhead ? LOOKAHEAD_WR_ID : received) || header.rank() != prev
+                || header.msgId() != recvSeq + received || header.payloadLength() != count * 4
+                || wc.byteLength() != HEADER + count * 4) {
             throw new ResultMismatchException("rank " + rank + ": ring message " + received + " arrived as "
                     + wc.byteLength() + " bytes with header " + header + "; expected msg " + (recvSeq + received)
                     + " of " + count * 4 + " bytes from rank " + prev);
@@ -386,10 +417,12 @@ public final class RingAllReduce implements AutoCloseable {
         int from = slot * (payloadBytes / 4);
         if (step < reduceSteps) {
             kernel.apply(combine, from, at, at, count); // received op local, as the summation order documents
-        } else if (ahead) {
-            // Tensors smaller than the ring have empty chunks: receive 0 may be an all-gather
-            // message, which the look-ahead receive put in staging rather than the tensor.
+        } else if (lookedAhead) {
+            // A look-ahead receive put the message in staging rather than the output.
             outputElements.put(4 * at, stagingElements, 4 * from, 4 * count);
+        }
+        if (lookedAhead) {
+            aheadConsumed++;
         }
     }
 
