@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """Same-run comparison of all-reduce on this machine, in interleaved rounds.
 
-Each round runs, for each P: Open MPI (MPI_Allreduce over its TCP transport), Gloo
-(AllreduceRing over its TCP transport), and `netreduce bench --local P` for every
-netreduce configuration (algorithm/transport), one after the other, so that a slow spell
-of a shared machine hits all of them alike. All on loopback, float32 sum, in place, one
-size, every result checked exact. The table gives, per implementation, the median and the
-range over rounds of busbw (nccl-tests: algbw x 2(P-1)/P, GB/s) and of CPU per GB of
+Each round runs, for each P: Open MPI (MPI_Allreduce over its TCP transport) and Gloo
+(AllreduceRing over its TCP transport) at every size, and `netreduce bench --local P` for
+every netreduce configuration (algorithm/transport) over the same sizes, one after the
+other, so that a slow spell of a shared machine hits all of them alike. All on loopback,
+float32 sum, in place (netreduce also out of place), every result checked exact. The
+table gives, per size and implementation, the median and the range over rounds of the
+mean time per call, of busbw (nccl-tests: algbw x 2(P-1)/P, GB/s) and of CPU per GB of
 tensor per rank (each rank process's CPU time over the timed loop; for netreduce the
-switch's own CPU is not included), and each netreduce configuration's busbw and CPU
-against the better of Open MPI and Gloo in the same round.
+switch's own CPU is not included), and each netreduce configuration's busbw, time and
+CPU against the peers measured in the same round.
+
+Timed calls per size: at least --iters, and for the peers as many as 256 MiB of tensor
+(a 4 KiB call 20000 times, as `netreduce bench` fills its time per size, -T); a quarter
+of that warms up first.
 
   bench/compare.py                                    5 rounds, 64 MiB, P = 2 and 4
+  bench/compare.py --bytes 4K,8K,16K,32K,64K --ranks 2 --configs ring/tcp,netreduce/soft
   bench/compare.py --rounds 3 --bytes 16M --ranks 4 --configs ring/tcp
   bench/compare.py --configs ring/tcp,ring/soft,netreduce/soft --json rounds.json
   bench/compare.py --table rounds.json                 the table again, from the kept rounds
@@ -34,10 +40,18 @@ OUT = os.path.join(HERE, "target")
 MPI_FLAGS = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
              "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+PEERS = ("Open MPI", "Gloo")
 
 
 def size_bytes(text):
     return int(text[:-1]) * UNITS[text[-1]] if text[-1] in UNITS else int(text)
+
+
+def size_name(n):
+    for unit, v in (("M", 1 << 20), ("K", 1 << 10)):
+        if n % v == 0:
+            return f"{n // v} {unit}iB"
+    return f"{n} B"
 
 
 def build():
@@ -52,6 +66,11 @@ def build():
 
 def busbw(nbytes, time_us, p):
     return nbytes / (time_us * 1e3) * 2 * (p - 1) / p
+
+
+def peer_counts(nbytes, iters):
+    timed = max(iters, min(20000, (256 << 20) // nbytes))
+    return timed, max(1, timed // 4)
 
 
 def open_mpi(p, nbytes, iters, warmup):
@@ -77,20 +96,26 @@ def gloo(p, nbytes, iters, warmup):
             "cpu_s_per_gb": cpu / (nbytes / 1e9)}
 
 
-def netreduce(p, nbytes, iters, warmup, algorithm, transport):
+def netreduce(p, sizes, iters, warmup, algorithm, transport):
+    """One `netreduce bench` over all sizes (they double): {size: {placement: figures}}."""
     out = subprocess.run([os.path.join(ROOT, "bin", "netreduce"), "bench", "--local", str(p), "--algorithm", algorithm,
-                          "--transport", transport, "-b", str(nbytes), "-e", str(nbytes), "-n", str(iters),
-                          "-w", str(warmup), "--json"], check=True, capture_output=True, text=True, timeout=900)
-    row = json.loads(out.stdout)["rows"][0]
-    return {placement: {"time_us": row[placement]["time_us"], "busbw": row[placement]["busbw_gbps"],
-                        "wrong": row[placement]["wrong"], "cpu_s_per_gb": row[placement]["cpu_s_per_gb"]}
-            for placement in ("in_place", "out_of_place")}
+                          "--transport", transport, "-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "2",
+                          "-n", str(iters), "-w", str(warmup), "--json"],
+                         check=True, capture_output=True, text=True, timeout=1800)
+    got = {}
+    for row in json.loads(out.stdout)["rows"]:
+        if row["size"] in sizes:
+            got[row["size"]] = {placement: {"time_us": row[placement]["time_us"], "busbw": row[placement]["busbw_gbps"],
+                                            "wrong": row[placement]["wrong"],
+                                            "cpu_s_per_gb": row[placement]["cpu_s_per_gb"]}
+                                for placement in ("in_place", "out_of_place")}
+    return got
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--bytes", default="64M")
+    ap.add_argument("--bytes", default="64M", help="one size, or a doubling list such as 4K,8K,16K")
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--configs", default="ring/tcp,ring/soft,netreduce/soft")
     ap.add_argument("--iters", type=int, default=10)
@@ -103,29 +128,36 @@ def main():
             saved = json.load(f)
         table(saved["rounds"], saved["header"])
         return
-    nbytes = size_bytes(a.bytes)
+    sizes = [size_bytes(s) for s in a.bytes.split(",") if s]
+    if any(y != 2 * x for x, y in zip(sizes, sizes[1:])):
+        sys.exit("compare.py: --bytes must be one size or a doubling list (netreduce bench runs them with -f 2)")
     configs = [c for c in a.configs.split(",") if c]
     ranks = [int(r) for r in a.ranks.split(",")]
     build()
     rounds = []
     for rnd in range(a.rounds):
         for p in ranks:
-            got = {"Open MPI": open_mpi(p, nbytes, a.iters, a.warmup), "Gloo": gloo(p, nbytes, a.iters, a.warmup)}
+            got = {s: {} for s in sizes}
+            for s in sizes:
+                timed, warm = peer_counts(s, a.iters)
+                got[s]["Open MPI"] = open_mpi(p, s, timed, warm)
+                got[s]["Gloo"] = gloo(p, s, timed, warm)
             for c in configs:
                 algorithm, transport = c.split("/")
-                for placement, r in netreduce(p, nbytes, a.iters, a.warmup, algorithm, transport).items():
-                    got[f"netreduce {c}, {placement.replace('_', ' ')}"] = r
-            for name, r in got.items():
-                if r["wrong"] != 0:
-                    sys.exit(f"round {rnd + 1}, P={p}, {name}: {r['wrong']} wrong elements")
-            best = max(got["Open MPI"]["busbw"], got["Gloo"]["busbw"])
-            best_cpu = min(got["Open MPI"]["cpu_s_per_gb"], got["Gloo"]["cpu_s_per_gb"])
-            rounds.append({"round": rnd + 1, "p": p, "results": got, "best_peer_busbw": best,
-                           "best_peer_cpu_s_per_gb": best_cpu})
-            print(f"round {rnd + 1}/{a.rounds} P={p}: " + ", ".join(f"{k} {v['busbw']:.3f}" for k, v in got.items()),
-                  file=sys.stderr, flush=True)
-    header = (f"{a.rounds} interleaved rounds, {a.bytes}B float32 sum in place unless said, {a.iters} timed calls "
-              f"after {a.warmup} warm-up, every result checked exact; median (range)")
+                for s, placements in netreduce(p, sizes, a.iters, a.warmup, algorithm, transport).items():
+                    for placement, r in placements.items():
+                        got[s][f"netreduce {c}, {placement.replace('_', ' ')}"] = r
+            for s in sizes:
+                for name, r in got[s].items():
+                    if r["wrong"] != 0:
+                        sys.exit(f"round {rnd + 1}, P={p}, {s} B, {name}: {r['wrong']} wrong elements")
+                rounds.append({"round": rnd + 1, "p": p, "bytes": s, "results": got[s],
+                               "best_peer_busbw": max(got[s][n]["busbw"] for n in PEERS),
+                               "best_peer_cpu_s_per_gb": min(got[s][n]["cpu_s_per_gb"] for n in PEERS)})
+                print(f"round {rnd + 1}/{a.rounds} P={p} {size_name(s)}: "
+                      + ", ".join(f"{k} {v['time_us']:.1f} us" for k, v in got[s].items()), file=sys.stderr, flush=True)
+    header = (f"{a.rounds} interleaved rounds, float32 sum in place unless said, every result checked exact; "
+              f"netreduce bench -n {a.iters} -w {a.warmup} (and its time per size); median (range)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"header": header, "rounds": rounds}, f, indent=1)
@@ -138,19 +170,23 @@ def table(rounds, header):
 
     print(header)
     print()
-    print("| P | implementation | time µs | busbw GB/s | × better peer | CPU s/GB per rank | × the peers' lower |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| P | size | implementation | time µs | × Open MPI's time | × Gloo's time | busbw GB/s | × better peer "
+          "| CPU s/GB per rank | × the peers' lower |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for p in sorted({r["p"] for r in rounds}):
-        mine = [r for r in rounds if r["p"] == p]
-        for name in mine[0]["results"]:
-            t = [r["results"][name]["time_us"] for r in mine]
-            bw = [r["results"][name]["busbw"] for r in mine]
-            cpu = [r["results"][name]["cpu_s_per_gb"] for r in mine]
-            peer = name in ("Open MPI", "Gloo")
-            ratio = "" if peer else spread([r["results"][name]["busbw"] / r["best_peer_busbw"] for r in mine], "%.2f")
-            cpu_ratio = "" if peer else spread([r["results"][name]["cpu_s_per_gb"] / r["best_peer_cpu_s_per_gb"]
-                                                for r in mine], "%.2f")
-            print(f"| {p} | {name} | {spread(t, '%.1f')} | {spread(bw)} | {ratio} | {spread(cpu)} | {cpu_ratio} |")
+        for s in sorted({r.get("bytes", 0) for r in rounds if r["p"] == p}):
+            mine = [r for r in rounds if r["p"] == p and r.get("bytes", 0) == s]
+            for name in mine[0]["results"]:
+                res = [r["results"][name] for r in mine]
+                peer = name in PEERS
+                ratio = "" if peer else spread([x["busbw"] / r["best_peer_busbw"] for x, r in zip(res, mine)], "%.2f")
+                cpu_ratio = "" if peer else spread([x["cpu_s_per_gb"] / r["best_peer_cpu_s_per_gb"]
+                                                    for x, r in zip(res, mine)], "%.2f")
+                vs = {n: "" if peer else spread([x["time_us"] / r["results"][n]["time_us"] for x, r in zip(res, mine)],
+                                                "%.2f") for n in PEERS}
+                print(f"| {p} | {size_name(s) if s else ''} | {name} | {spread([x['time_us'] for x in res], '%.1f')} "
+                      f"| {vs['Open MPI']} | {vs['Gloo']} | {spread([x['busbw'] for x in res])} | {ratio} "
+                      f"| {spread([x['cpu_s_per_gb'] for x in res])} | {cpu_ratio} |")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,8 @@ final class ProbeClient {
                     + e.getMessage(), e);
         }
         try (SideChannel channel = new SideChannel(socket, params.timeout());
-             VerbsSide side = VerbsSide.open(params.transport(), deviceAt, params.mtu(), maxSize)) {
+             VerbsSide side = VerbsSide.open(params.transport(), deviceAt, params.mtu(), maxSize,
+                     params.kind() == ProbeKind.RTT)) {
             side.mr.buffer().put(0, pattern(seed, maxSize));
             channel.send("HELLO", "version", 1, "test", params.kind().wireName(), "transport", params.transport(),
                     "mtu", params.mtu(), "max_size", maxSize, "seed", seed, "endpoint", side.qp.localEndpoint());

@@ -81,7 +81,7 @@ final class ProbeServer {
         int maxSize = hello.getInt("max_size");
         long seed = hello.getLong("seed");
         QpEndpoint clientEndpoint = QpEndpoint.parse(hello.get("endpoint"));
-        try (VerbsSide side = VerbsSide.open(transport, deviceAt, mtu, maxSize)) {
+        try (VerbsSide side = VerbsSide.open(transport, deviceAt, mtu, maxSize, kind == ProbeKind.RTT)) {
             channel.send("WELCOME", "endpoint", side.qp.localEndpoint(), "addr", side.mr.address(),
                     "rkey", side.mr.rkey());
             side.connect(clientEndpoint, timeout);

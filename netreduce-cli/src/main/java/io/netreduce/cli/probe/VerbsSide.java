@@ -42,11 +42,17 @@ final class VerbsSide implements AutoCloseable {
     }
 
     /** Opens everything; a failure closes what was opened and says which step failed. */
-    static VerbsSide open(String transport, InetSocketAddress at, int mtu, int bufferBytes) {
+    /**
+     * {@code bothSidesPoll}: true where each side waits on its completion queue for every
+     * message (the ping-pong), so a transport may move the data on that thread; false for
+     * the bandwidth test, whose target is a passive RDMA WRITE region nobody polls, as on a
+     * NIC.
+     */
+    static VerbsSide open(String transport, InetSocketAddress at, int mtu, int bufferBytes, boolean bothSidesPoll) {
         Device device;
         try {
             device = Verbs.open(transport, DeviceOptions.builder()
-                    .localAddress(at.getAddress()).port(at.getPort()).callerPolls(true).build());
+                    .localAddress(at.getAddress()).port(at.getPort()).callerPolls(bothSidesPoll).build());
         } catch (VerbsException | IllegalArgumentException e) {
             throw new CliException("cannot open a '" + transport + "' device on "
                     + at.getAddress().getHostAddress() + ":" + at.getPort() + ": " + e.getMessage(), e);

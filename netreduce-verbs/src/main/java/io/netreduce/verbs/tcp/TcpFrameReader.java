@@ -33,6 +33,8 @@ import org.slf4j.LoggerFactory;
 final class TcpFrameReader {
     private static final Logger LOG = LoggerFactory.getLogger(TcpFrameReader.class);
     private static final int SKIP_BUFFER_BYTES = 64 * 1024;
+    /** Size of the {@link #inbox}: above it, a payload's rest is read into place. */
+    static final int INBOX_BYTES = 16 * 1024;
     /** Read calls per polled progress step before the write side gets its turn. */
     private static final int READ_BURST = 16;
     private static final int READ_HEADER = 0;
@@ -50,6 +52,13 @@ final class TcpFrameReader {
     private final int rnrTimerMicros;
     private final AtomicBoolean claim = new AtomicBoolean();
     private final ByteBuffer readHeaderBuffer = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
+    /**
+     * What one read took from the socket and the frames have not used yet: small frames
+     * (a header, a small payload, the ACKs behind it) come in one system call and are
+     * copied out of here; only the rest of a payload larger than this is read straight
+     * into its destination.
+     */
+    private final ByteBuffer inbox = ByteBuffer.allocateDirect(INBOX_BYTES).flip();
     private final FrameHeader readHeader = new FrameHeader().wrap(readHeaderBuffer);
     private int readPhase = READ_HEADER;
     private long readLeft;
@@ -84,19 +93,31 @@ final class TcpFrameReader {
      * Only by the thread that holds the read side (the reader thread, or {@link #claim}).
      */
     private long readOnce(SocketChannel ch) throws IOException {
+        if (!inbox.hasRemaining()) {
+            if (readPhase != READ_HEADER && readLeft > INBOX_BYTES) {
+                return readPayloadDirect(ch);
+            }
+            inbox.clear();
+            int r = ch.read(inbox);
+            inbox.flip();
+            if (r < 0) {
+                throw new EOFException();
+            }
+            bytesRead += r;
+            if (r == 0) {
+                return 0;
+            }
+        }
+        return consumeInbox();
+    }
+
+    /**
+     * A large payload's rest, read straight into its destination: no copy for the bulk of
+     * a big message (only what came into the inbox with its header is copied).
+     */
+    private long readPayloadDirect(SocketChannel ch) throws IOException {
         long r;
         switch (readPhase) {
-            case READ_HEADER:
-                r = ch.read(readHeaderBuffer);
-                if (r < 0) {
-                    throw new EOFException();
-                }
-                bytesRead += r;
-                if (!readHeaderBuffer.hasRemaining()) {
-                    readHeaderBuffer.clear();
-                    onHeader();
-                }
-                return r;
             case READ_SCATTER:
                 r = ch.read(readRecv.iov, 0, readVectorLength);
                 break;
@@ -117,6 +138,55 @@ final class TcpFrameReader {
             payloadDone();
         }
         return r;
+    }
+
+    /**
+     * Takes the next part of the frame in progress from the inbox, and whatever it
+     * completes. Returns the bytes taken (at least one: the inbox is not empty).
+     */
+    private long consumeInbox() throws IOException {
+        int take;
+        if (readPhase == READ_HEADER) {
+            take = Math.min(inbox.remaining(), readHeaderBuffer.remaining());
+            moveFromInbox(readHeaderBuffer, take);
+            if (!readHeaderBuffer.hasRemaining()) {
+                readHeaderBuffer.clear();
+                onHeader();
+            }
+            return take;
+        }
+        take = (int) Math.min(inbox.remaining(), readLeft);
+        switch (readPhase) {
+            case READ_SCATTER: {
+                int left = take;
+                for (int i = 0; i < readVectorLength && left > 0; i++) {
+                    ByteBuffer b = readRecv.iov[i];
+                    int n = Math.min(left, b.remaining());
+                    moveFromInbox(b, n);
+                    left -= n;
+                }
+                break;
+            }
+            case READ_INTO_REGION:
+                moveFromInbox(readTarget, take);
+                break;
+            default:
+                inbox.position(inbox.position() + take);
+                break;
+        }
+        readLeft -= take;
+        if (readLeft == 0) {
+            payloadDone();
+        }
+        return take;
+    }
+
+    /** Copies {@code n} bytes from the inbox into {@code to} (direct to direct: one memory copy). */
+    private void moveFromInbox(ByteBuffer to, int n) {
+        int limit = inbox.limit();
+        inbox.limit(inbox.position() + n);
+        to.put(inbox);
+        inbox.limit(limit);
     }
 
     private void onHeader() throws IOException {
@@ -207,7 +277,7 @@ final class TcpFrameReader {
 
     /** Consumes and drops {@code length} payload bytes, then does {@code after} (only on error and RNR paths). */
     private void beginSkip(int length, int after, String detail) {
-        if (skipBuffer == null) {
+        if (skipBuffer == null && length > INBOX_BYTES) {
             skipBuffer = ByteBuffer.allocateDirect(SKIP_BUFFER_BYTES);
         }
         readPhase = READ_SKIP;
@@ -301,8 +371,8 @@ final class TcpFrameReader {
     }
 
     /**
-     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls so that
-     * the write side gets its turn. False if another thread holds the read side or nothing
+     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls (and
+     * whatever is left in the inbox) so that the write side gets its turn. False if another thread holds the read side or nothing
      * was there.
      */
     boolean step(SocketChannel ch) {
@@ -311,7 +381,9 @@ final class TcpFrameReader {
         }
         boolean moved = false;
         try {
-            for (int i = 0; i < READ_BURST; i++) {
+            // Drain the inbox whatever the burst: bytes already read raise no readiness, so a
+            // poller that went to sleep with some left would wait for the next frame.
+            for (int i = 0; i < READ_BURST || inbox.hasRemaining(); i++) {
                 if (readOnce(ch) == 0) {
                     break;
                 }
