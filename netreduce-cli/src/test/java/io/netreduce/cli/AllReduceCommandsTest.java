@@ -218,10 +218,8 @@ class AllReduceCommandsTest {
             for (String placement : List.of("out_of_place", "in_place")) {
                 JsonNode p = r.get(placement);
                 assertEquals(0, p.get("wrong").asLong(), r.toString());
-                // A call of a few KiB takes well under 10 ms here, so 0.1 s holds more than 10.
-                assertTrue(p.get("iterations").asInt() > 10, "iterations for 0.1 s: " + r);
-                double timed = p.get("iterations").asInt() * p.get("time_us").asDouble() / 1e6;
-                assertTrue(timed > 0.03 && timed < 1.0, "timed " + timed + " s for -T 0.1: " + r);
+                // A call of a few KiB takes far less than 0.1 s / 3 even in a cold JVM: more than -n.
+                assertTrue(p.get("iterations").asInt() > 3, "iterations for -T 0.1 with -n 3: " + r);
             }
         }
         run.assertNothingLeftBehind();
