@@ -42,9 +42,8 @@ public final class CommunicatorConfig {
          * a mismatch fails the very call that has it, on every rank, and the rendezvous
          * store carries nothing per call. Only when something fails do the ranks tell the
          * store what they called, so that the error lists every rank's call. Netreduce's
-         * messages cross the switch, which has no room for the call: its ranks announce
-         * each call to the store (they must start together anyway, see the user guide) and
-         * compare there.
+         * messages carry a digest of the call, which the switch compares across ranks
+         * before it sums.
          */
         IN_BAND,
         /**

@@ -106,8 +106,18 @@ public final class RingFixture {
 
     /** As {@link #message(int, int, byte[])} but from an explicit first PSN (for retransmissions). */
     public List<ByteBuffer> message(int r, int msgId, byte[] payload, int psn0, boolean advance) {
+        return message(r, msgId, payload, psn0, advance, callOf(msgId));
+    }
+
+    /** The call digest every rank's message {@code msgId} carries unless a test says otherwise. */
+    public static int callOf(int msgId) {
+        return 0x5EED0000 + msgId;
+    }
+
+    /** As above, carrying call digest {@code call} (a rank that made another call than the others). */
+    public List<ByteBuffer> message(int r, int msgId, byte[] payload, int psn0, boolean advance, int call) {
         ByteBuffer data = ByteBuffer.allocate(InaHeader.LENGTH + payload.length);
-        new InaHeader().wrap(data, 0).set(config.dtype(), r, config.ringId(), msgId, payload.length);
+        new InaHeader().wrap(data, 0).set(config.dtype(), r, config.ringId(), msgId, payload.length, call);
         data.put(InaHeader.LENGTH, payload);
         int mtu = config.mtu();
         int count = packetsOf(payload.length);

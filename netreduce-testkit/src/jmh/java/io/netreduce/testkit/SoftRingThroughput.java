@@ -160,7 +160,7 @@ public final class SoftRingThroughput {
                 recv.sgl().add(r.headers, (SLICES + s) * InaHeader.LENGTH, InaHeader.LENGTH)
                         .add(r.result, s * PAYLOAD, PAYLOAD);
                 r.prev.postRecv(recv);
-                ina.wrap(r.headers.buffer(), s * InaHeader.LENGTH).set(InaHeader.DTYPE_FP32, r.rank, 1, sent, PAYLOAD);
+                ina.wrap(r.headers.buffer(), s * InaHeader.LENGTH).set(InaHeader.DTYPE_FP32, r.rank, 1, sent, PAYLOAD, sent);
                 SendRequest send = new SendRequest(2).wrId(sent);
                 send.sgl().add(r.headers, s * InaHeader.LENGTH, InaHeader.LENGTH).add(r.tensor, s * PAYLOAD, PAYLOAD);
                 r.next.postSend(send);

@@ -203,7 +203,7 @@ class SoftRingThroughSwitchTest {
         InaHeader ina = new InaHeader();
         for (int i = 0; i < MESSAGES; i++) {
             ina.wrap(r.sendHeaders.buffer(), i * InaHeader.LENGTH)
-                    .set(InaHeader.DTYPE_FP32, r.rank, ringId, i, PAYLOAD);
+                    .set(InaHeader.DTYPE_FP32, r.rank, ringId, i, PAYLOAD, i);
             RecvRequest recv = new RecvRequest(2).wrId(i);
             recv.sgl().add(r.recvHeaders, i * InaHeader.LENGTH, InaHeader.LENGTH).add(r.tensor, i * PAYLOAD, PAYLOAD);
             r.prev.postRecv(recv);

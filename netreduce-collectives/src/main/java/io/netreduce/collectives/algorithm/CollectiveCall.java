@@ -79,6 +79,27 @@ public final class CollectiveCall {
                 && peer.root() == root;
     }
 
+    /**
+     * A 32-bit digest of everything the ranks must agree on (sequence number, kind,
+     * reduction, count, root), for messages with no room for the call itself (the INA
+     * header: a switch compares the ranks' digests). Equal calls give equal digests on every
+     * rank; different ones collide with probability about 2^-32.
+     */
+    public int digest() {
+        long h = 0x9E3779B97F4A7C15L;
+        h = mix(h ^ seq);
+        h = mix(h ^ ((long) kind.ordinal() << 8 | op.ordinal()));
+        h = mix(h ^ ((long) count << 20 ^ (root & 0xFFFFFL)));
+        return (int) (h ^ (h >>> 32));
+    }
+
+    /** A 64-bit finalizer (SplitMix64's): every input bit affects every output bit. */
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
     /** "allReduce(5000)", "allReduce(5000, MAX)", "broadcast(100, root 0)", "barrier": the user's call. */
     public StringBuilder describe(StringBuilder out) {
         return describe(out, kind, op, count, root);

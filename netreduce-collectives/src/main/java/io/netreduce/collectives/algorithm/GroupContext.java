@@ -55,6 +55,20 @@ public final class GroupContext {
         store.set(prefix + key, value, config.timeout());
     }
 
+    /**
+     * A guard for waits during the join: it aborts as soon as any rank reports a failure
+     * through the rendezvous store (another rank could not join), instead of waiting out the
+     * timeout for data that rank will never send.
+     */
+    public ProgressGuard groupFailureGuard() {
+        return idleNanos -> {
+            String failure = store.failure();
+            if (failure != null) {
+                throw new HostException("rank " + rank() + ": the group failed while joining: " + failure);
+            }
+        };
+    }
+
     /** Waits (up to the timeout) for the value another rank publishes under {@code key}. */
     public String await(String key) {
         return store.get(prefix + key, config.timeout());

@@ -18,15 +18,15 @@ import org.slf4j.LoggerFactory;
  * <p>Where a call is compared:
  * <ul>
  *   <li>in the data path, for an algorithm that {@link CollectiveAlgorithm#comparesCallsInBand()
- *       carries every rank's call in its messages} (the ring), in {@link Agreement#IN_BAND}
+ *       carries every rank's call in its messages} (the ring; netreduce, whose switch compares), in {@link Agreement#IN_BAND}
  *       mode: nothing goes to the rendezvous store per call;</li>
  *   <li>at the store otherwise: every call is announced with its description, and the
  *       store compares them across ranks. In {@link Agreement#STRICT} mode, and for an
  *       algorithm whose ranks {@link CollectiveAlgorithm#startsTogether() start together}
- *       (netreduce, whose ranks wait for each other's announcement before they send and
- *       so have the verdict before their data is through), a call returns only with its
- *       own verdict; an algorithm that neither carries calls nor starts together requires
- *       the previous call's verdict, and the last one's at close.</li>
+ *       (they wait for each other's announcement before they send, and so have the verdict
+ *       before their data is through), a call returns only with its own verdict; an
+ *       algorithm that neither carries calls nor starts together requires the previous
+ *       call's verdict, and the last one's at close.</li>
  * </ul>
  *
  * <p>When the data path finds a neighbour's call differs, that rank reports a mismatch to
@@ -88,14 +88,13 @@ final class OperationAgreement {
     }
 
     /*
-     * Why netreduce starts together: through the switch a rank's SEND is acknowledged only
-     * once every rank has sent that message, so a rank arriving late by more than the
-     * transport's retry budget (ACK timeout × 8) would make the early ones give up, and no
-     * rule local to the early rank can tell that another rank is about to compute for a
-     * minute. Waiting for every rank's announcement costs nothing for the early ranks (they
-     * wait for the last one anyway) and nothing for a rank the store already told it is the
-     * last (StoreClient#othersAnnounced); only ranks arriving at the same moment pay one
-     * store round trip.
+     * Starting together is for an algorithm whose senders would give up if a rank arrived
+     * later than their retry budget and nothing else held them back. Netreduce needs it no
+     * more: the switch answers such senders "not ready" (docs/switch.md). Waiting for every
+     * rank's announcement costs nothing for the early ranks (they must wait for the last
+     * one anyway) and nothing for a rank the store already told it is the last
+     * (StoreClient#othersAnnounced); only ranks arriving at the same moment pay one store
+     * round trip.
      */
 
     /** After {@code call} moved its data: the verdicts this mode requires before returning. */

@@ -34,6 +34,12 @@ final class Metrics {
                 c.get(Counter.STALE_FORWARDS));
         counter(b, "netreduce_switch_non_data_forwards_total", "ACK/NAK datagrams forwarded unchanged",
                 c.get(Counter.NON_DATA_FORWARDS));
+        counter(b, "netreduce_switch_rnr_naks_sent_total",
+                "retransmissions of a message still waiting for other ranks, answered receiver-not-ready",
+                c.get(Counter.RNR_NAKS_SENT));
+        counter(b, "netreduce_switch_call_mismatches_total",
+                "first packets of messages whose ranks made different calls, passed on as mismatch notices",
+                c.get(Counter.CALL_MISMATCHES));
         b.append("# HELP netreduce_switch_drops_total datagrams dropped, by reason\n");
         b.append("# TYPE netreduce_switch_drops_total counter\n");
         for (DropReason r : DropReason.values()) {

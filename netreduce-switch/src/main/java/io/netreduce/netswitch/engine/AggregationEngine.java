@@ -1,5 +1,6 @@
 package io.netreduce.netswitch.engine;
 
+import io.netreduce.wire.roce.Aeth;
 import io.netreduce.wire.roce.FrameError;
 import io.netreduce.wire.roce.Opcode;
 import io.netreduce.wire.roce.RoceFrame;
@@ -82,7 +83,11 @@ public final class AggregationEngine {
                 counters.drop(DropReason.UNSUPPORTED_OPCODE);
             }
         } else {
-            // ACK/NAK (and anything on the ACK path) is end-to-end RC traffic: pass it through.
+            // ACK/NAK (and anything on the ACK path) is end-to-end RC traffic: pass it through,
+            // noting how far each receiver has acknowledged.
+            if (opcode == Opcode.ACKNOWLEDGE && Aeth.isAck(frame.aeth().syndrome())) {
+                route.ring.onAck(route.rank, frame.bth().psn(), frame.aeth().msn());
+            }
             counters.increment(SwitchCounters.Counter.NON_DATA_FORWARDS);
             emitter.forwardUnchanged(route);
         }
@@ -170,6 +175,7 @@ public final class AggregationEngine {
                 }
             }
             ring.dataRoutes[c.rank()] = data;
+            ring.ackRoutes[c.rank()] = ack;
             connections.get(ringId).add(c);
             connections.get(ringId).sort(Comparator.comparingInt(ConnectionSpec::rank));
             publishRoutes();
@@ -207,10 +213,10 @@ public final class AggregationEngine {
     private List<Route> allRoutes() {
         List<Route> all = new ArrayList<>();
         for (Ring r : rings.values()) {
-            for (Route d : r.dataRoutes) {
-                if (d != null) {
-                    all.add(d);
-                    all.add(Route.ack(r, d.connection));
+            for (int q = 0; q < r.dataRoutes.length; q++) {
+                if (r.dataRoutes[q] != null) {
+                    all.add(r.dataRoutes[q]);
+                    all.add(r.ackRoutes[q]);
                 }
             }
         }

@@ -1,6 +1,9 @@
 package io.netreduce.netswitch.engine;
 
+import io.netreduce.wire.roce.Aeth;
+import io.netreduce.wire.roce.Bth;
 import io.netreduce.wire.roce.IcrcTemplate;
+import io.netreduce.wire.roce.Opcode;
 
 import io.netreduce.wire.ina.InaHeader;
 import io.netreduce.wire.roce.Icrc;
@@ -9,12 +12,15 @@ import java.nio.ByteBuffer;
 
 /**
  * Writes the datagrams the engine sends into the caller's {@link OutputBatch}: unchanged
- * forwards, and result packets built from a connection's own headers (the INA header of a
+ * forwards, result packets built from a connection's own headers (the INA header of a
  * message's first packet marked as a result), the stored sum and a recomputed ICRC over
- * that connection's canonical header. Owned by the datapath thread.
+ * that connection's canonical header, call-mismatch notices, and RNR NAKs on behalf of a
+ * receiver. Owned by the datapath thread.
  */
 final class Emitter {
     private final IcrcTemplate icrc = new IcrcTemplate();
+    private final Bth bth = new Bth();
+    private final Aeth aeth = new Aeth();
     private final SwitchCounters counters;
     private OutputBatch out;
     private ByteBuffer in;
@@ -88,6 +94,36 @@ final class Emitter {
         b.put(0, in, inOffset, headerLength);
         b.put(headerLength, data, dataAt, dataLength);
         finish(route, b, headerLength, dataLength, contributions);
+    }
+
+    /**
+     * The current datagram, a message's first packet, passed on with its INA header marked
+     * as a call-mismatch notice (its own payload, meaningless to the receiver).
+     */
+    void emitCallMismatch(Route route, int inaAt) {
+        if (!reserve(1)) {
+            return;
+        }
+        ByteBuffer b = out.next();
+        b.put(0, in, inOffset, inLength);
+        InaHeader.markCallMismatch(b, inaAt);
+        finish(route, b, inLength);
+    }
+
+    /**
+     * An RNR NAK for {@code psn} on an ACK route, as the receiver's responder would send one
+     * (its last MSN, a timer of {@code timerCode}): the sender waits and sends again, with no
+     * retry counted against its ACK timeout budget.
+     */
+    void emitRnrNak(Route ackRoute, int psn, int msn, int timerCode) {
+        if (!reserve(1)) {
+            return;
+        }
+        ByteBuffer b = out.next();
+        bth.wrap(b, 0).set(Opcode.ACKNOWLEDGE, false, 0, ackRoute.connection.srcQpn(), false, psn);
+        aeth.wrap(b, Bth.LENGTH).set(Aeth.rnrNak(timerCode), msn);
+        counters.increment(SwitchCounters.Counter.RNR_NAKS_SENT);
+        finish(ackRoute, b, Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
     }
 
     private void finish(Route route, ByteBuffer b, int headerLength, int dataLength, int contributions) {

@@ -36,6 +36,13 @@ import java.nio.ByteBuffer;
  *   <li>Results that completed while an earlier packet of the ring's order was still missing
  *       are sent again, in order, right after that packet completes (receivers dropped them as
  *       out of sequence), so other ranks do not wait for their ACK timeouts.</li>
+ *   <li>Every rank's first packet of a message must carry the same call digest as the first
+ *       one the slot saw; otherwise the message is never summed and every rank's packets of
+ *       it go on to their receivers, the first one marked as a call-mismatch notice.</li>
+ *   <li>A retransmitted first packet of a message still waiting for other ranks, whose PSN
+ *       is the one its receiver expects next (known from the receiver's ACKs on their way
+ *       back), is answered with an RNR NAK on the receiver's behalf: its sender waits and
+ *       sends again instead of running out of retries while a rank is late.</li>
  * </ul>
  * Only the datapath thread calls {@link #onSend}; the control plane reads the progress
  * fields for display only.
@@ -50,13 +57,29 @@ final class Ring {
     private final int mtu;
     private final boolean fp32;
     private final long fullMask;
+    /**
+     * The RNR timer of the switch's NAKs to a sender whose message waits for a late rank:
+     * code 20, 10.24 ms. Long enough that a sender waiting for a rank that computes for
+     * seconds resends its window only about 100 times a second; short enough that once the
+     * late rank's packets complete the sums (the sender's stored packets need no resending)
+     * the sender's next messages leave within about 10 ms.
+     */
+    static final int LATE_RANK_RNR_TIMER = 20;
     /** How far (in PSNs) behind the retired boundary a packet still counts as a stale duplicate. */
     private final int staleSpan;
 
-    /** Data routes by rank, set when connections register. */
+    /** Data routes by rank, set when connections register, and the ACK routes back to each rank. */
     final Route[] dataRoutes;
+    final Route[] ackRoutes;
 
     private final int[] slotMsg;
+    /** The call digest of the slot's message (its first rank's), and whether another rank's differed. */
+    private final int[] slotCall;
+    private final boolean[] slotMismatch;
+    /** Per rank connection: the receiver's last ACK seen on its way back (PSN and MSN), if any. */
+    private final boolean[] ackSeen;
+    private final int[] ackedPsn;
+    private final int[] ackMsn;
     private final boolean[] slotActive;
     private final int[] slotDataLength;
     private final int[] slotPackets;
@@ -94,6 +117,12 @@ final class Ring {
         this.fullMask = ranks == 64 ? -1L : (1L << ranks) - 1;
         this.staleSpan = Math.max(1024, 2 * slots * maxPackets);
         dataRoutes = new Route[ranks];
+        ackRoutes = new Route[ranks];
+        slotCall = new int[slots];
+        slotMismatch = new boolean[slots];
+        ackSeen = new boolean[ranks];
+        ackedPsn = new int[ranks];
+        ackMsn = new int[ranks];
         slotMsg = new int[slots];
         slotActive = new boolean[slots];
         slotDataLength = new int[slots];
@@ -209,6 +238,9 @@ final class Ring {
                     em.drop(DropReason.INA_LENGTH_MISMATCH);
                     return;
                 }
+                if (ina.call() != slotCall[s]) {
+                    slotMismatch[s] = true;
+                }
             } else {
                 if (slotActive[s] && (msg - slotMsg[s] < 0 || slotDone[s] < slotPackets[s])) {
                     // The host window forbids this: the slot's message is unfinished or newer.
@@ -216,6 +248,7 @@ final class Ring {
                     return;
                 }
                 claim(s, msg, dataLength, packets);
+                slotCall[s] = ina.call();
             }
             int e = rank * slots + s;
             if (cltValid[e]) {
@@ -229,6 +262,13 @@ final class Ring {
                 cltFirstPsn[e] = psn;
             }
             j = 0;
+            if (slotMismatch[s]) {
+                // Never summed: every rank's first packet goes on to its receiver marked, so
+                // that each host fails the call at once instead of waiting for a sum.
+                em.count(SwitchCounters.Counter.CALL_MISMATCHES);
+                em.emitCallMismatch(route, payloadOffset - frame.offset());
+                return;
+            }
         } else {
             s = -1;
             int base = rank * slots;
@@ -247,6 +287,10 @@ final class Ring {
                 em.drop(DropReason.BAD_PACKET_LENGTH);
                 return;
             }
+            if (slotMismatch[s]) {
+                em.forwardUnchanged(route); // the rest of a mismatch notice, the sender's own data
+                return;
+            }
         }
 
         final int pk = s * maxPackets + j;
@@ -262,6 +306,12 @@ final class Ring {
         long bit = 1L << rank;
         if ((bitmap[pk] & bit) != 0) {
             em.count(SwitchCounters.Counter.DUPLICATES);
+            if (j == 0 && ackSeen[rank] && psn == Psn.next(ackedPsn[rank])) {
+                // The sender's ACK timer ran out while other ranks have not sent this message
+                // yet (one of them is late): answer as the receiver would if it had no buffer,
+                // so the sender waits instead of spending its retries (see waitForLateRanks).
+                em.emitRnrNak(ackRoutes[rank], psn, ackMsn[rank], LATE_RANK_RNR_TIMER);
+            }
         }
         buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
         lanes.store(buf, frame.offset() + hdrLength, laneBytes, bufferAt(s, j, rank));
@@ -269,6 +319,20 @@ final class Ring {
         bitmap[pk] = bits;
         if (bits == fullMask) {
             completePacket(s, j, pk, laneBytes, em);
+        }
+    }
+
+    /**
+     * An ACK on its way from rank {@code rank}'s receiver back to it: the receiver has every
+     * PSN up to {@code psn}, so the next one it expects is {@code psn + 1}. Only that PSN
+     * may be answered with an RNR NAK on the receiver's behalf: a NAK also acknowledges every
+     * PSN before it.
+     */
+    void onAck(int rank, int psn, int msn) {
+        if (!ackSeen[rank] || Psn.isAfter(psn, ackedPsn[rank])) {
+            ackSeen[rank] = true;
+            ackedPsn[rank] = psn;
+            ackMsn[rank] = msn;
         }
     }
 

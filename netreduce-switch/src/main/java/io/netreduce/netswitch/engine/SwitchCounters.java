@@ -10,7 +10,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class SwitchCounters {
     public enum Counter {
         PACKETS_IN, PACKETS_OUT, AGGREGATIONS_COMPLETED, MESSAGES_COMPLETED, DUPLICATES,
-        RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER
+        RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER,
+        /** Retransmissions of a message still waiting for other ranks, answered "not ready" (a late rank). */
+        RNR_NAKS_SENT,
+        /** Packets of messages whose ranks made different calls, passed on marked as such. */
+        CALL_MISMATCHES
     }
 
     private static final int DROPS_BASE = Counter.values().length;

@@ -80,6 +80,20 @@ class AggregationEngineTest {
             }
         }
 
+        /** Processes one datagram and keeps what was emitted, without taking it as data deliveries. */
+        void sendRaw(RingFixture f, int rank, ByteBuffer d) {
+            out.clear();
+            engine.process(f.ip[rank], d, 0, d.capacity(), out);
+            lastDest.clear();
+            lastBytes.clear();
+            for (int i = 0; i < out.size(); i++) {
+                byte[] b = new byte[out.length(i)];
+                out.buffer(i).get(0, b);
+                lastDest.add(new int[] {out.ip(i), out.port(i)});
+                lastBytes.add(b);
+            }
+        }
+
         void sendAll(RingFixture f, int rank, List<ByteBuffer> packets) {
             for (ByteBuffer d : packets) {
                 send(f, rank, d);
@@ -483,6 +497,101 @@ class AggregationEngineTest {
         ByteBuffer got = ByteBuffer.wrap(h.delivered(f).lanes(0, psn0[2], 1)).order(ByteOrder.LITTLE_ENDIAN);
         assertEquals(Integer.MAX_VALUE * 3, got.getInt(0), "wrap-around like two's complement");
         assertEquals(6_000_000 + 3 * 2, got.getInt(8));
+    }
+
+    /** An ACK from rank {@code r}'s successor to rank r for PSN {@code psn}, as its responder sends it. */
+    private static ByteBuffer ackTo(RingFixture f, int r, int psn, int msn) {
+        int s = f.successor(r);
+        ByteBuffer ack = ByteBuffer.allocate(Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
+        new Bth().wrap(ack, 0).set(Opcode.ACKNOWLEDGE, false, 0, f.qpnNext[r], false, psn);
+        new Aeth().wrap(ack, Bth.LENGTH).set(Aeth.SYNDROME_ACK, msn);
+        new Icrc().write(f.ip[s], f.ip[r], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, ack, 0, ack.capacity());
+        return ack;
+    }
+
+    /**
+     * A rank whose call differs from the others' (its message's call digest): the message is
+     * never summed; every rank's packets of it go on to their receivers, each first packet
+     * marked as a call-mismatch notice with a valid ICRC, the rest unchanged.
+     */
+    @Test
+    void aMessageWhoseRanksMadeDifferentCallsGoesOnAsMismatchNoticesNeverSummed() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(21, 3, 2, 600), 130, 7);
+        Random rnd = new Random(21);
+        int packets = f.packetsOf(600);
+        int[] psn0 = new int[3];
+        for (int r = 0; r < 3; r++) {
+            psn0[r] = f.nextPsn(r);
+            int call = r == 2 ? RingFixture.callOf(0) ^ 0x40 : RingFixture.callOf(0);
+            h.sendAll(f, r, f.message(r, 0, f.randomPayload(rnd, 600), psn0[r], true, call));
+        }
+        assertEquals(0, h.count(AGGREGATIONS_COMPLETED), "a mismatched message is never summed");
+        // Ranks 0 and 1 arrived before the mismatch showed: their packets wait. Rank 2's went on.
+        int receiver = f.successor(2);
+        assertTrue(h.delivered(f).complete(receiver, psn0[2], packets), "rank 2's notice reached its receiver");
+        InaHeader notice = h.delivered(f).ina(receiver, psn0[2], packets);
+        assertTrue(notice.isCallMismatch() && !notice.isResult(), notice.toString());
+        // Their retransmissions (the ACK timer) find the mismatch too and go on marked.
+        for (int r = 0; r < 2; r++) {
+            h.sendAll(f, r, f.message(r, 0, f.randomPayload(rnd, 600), psn0[r], false, RingFixture.callOf(0)));
+            InaHeader n = h.delivered(f).ina(f.successor(r), psn0[r], packets);
+            assertTrue(h.delivered(f).complete(f.successor(r), psn0[r], packets) && n.isCallMismatch(),
+                    "rank " + r + "'s notice: " + n);
+        }
+        assertEquals(3, h.count(SwitchCounters.Counter.CALL_MISMATCHES));
+        assertEquals(0, h.count(AGGREGATIONS_COMPLETED));
+    }
+
+    /**
+     * A late rank: the others' ACK timers run out and they retransmit. Once the receiver's
+     * ACKs have shown which PSN it expects, the retransmitted first packet at exactly that
+     * PSN is answered with an RNR NAK on the receiver's behalf (its DestQP the sender's QP,
+     * its last MSN, a valid ICRC over receiver -> sender); any other PSN, or before any ACK,
+     * is not answered. The late rank's packet then completes the sum as usual.
+     */
+    @Test
+    void aRetransmissionWaitingForALateRankIsAnsweredNotReadyAtTheExpectedPsn() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(22, 3, 2, 100), 140, 9);
+        Random rnd = new Random(22);
+        byte[][] p = new byte[3][];
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 100);
+        }
+        int[] first = sendMessage(h, f, 0, p, List.of(0, 1, 2));
+        // Message 1: rank 0 sends, rank 1 and 2 are late; rank 0 retransmits before any ACK was seen.
+        int psn1 = f.nextPsn(0);
+        h.sendAll(f, 0, f.message(0, 1, p[0]));
+        h.sendRaw(f, 0, f.message(0, 1, p[0], psn1, false).get(0));
+        assertEquals(0, h.count(SwitchCounters.Counter.RNR_NAKS_SENT), "no ACK seen yet: the expected PSN is unknown");
+        // Rank 0's receiver (rank 1) acknowledges message 0 on its way back through the switch.
+        h.sendRaw(f, 1, ackTo(f, 0, first[0], 77));
+        assertEquals(1, h.lastBytes.size(), "the ACK itself goes on");
+        // A retransmission of another PSN than the expected one is not answered.
+        h.sendRaw(f, 0, f.message(0, 1, p[0], Psn.add(psn1, 1), false).get(0));
+        assertEquals(0, h.count(SwitchCounters.Counter.RNR_NAKS_SENT));
+        h.sendRaw(f, 0, f.message(0, 1, p[0], psn1, false).get(0));
+        assertEquals(1, h.count(SwitchCounters.Counter.RNR_NAKS_SENT));
+        assertEquals(1, h.lastBytes.size());
+        assertEquals(f.ip[0], h.lastDest.get(0)[0], "to the sender");
+        ByteBuffer nak = ByteBuffer.wrap(h.lastBytes.get(0));
+        Bth bth = new Bth().wrap(nak, 0);
+        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode());
+        assertEquals(f.qpnNext[0], bth.destQp());
+        assertEquals(psn1, bth.psn());
+        Aeth aeth = new Aeth().wrap(nak, Bth.LENGTH);
+        assertEquals(Aeth.TYPE_RNR_NAK, Aeth.type(aeth.syndrome()));
+        assertEquals(Ring.LATE_RANK_RNR_TIMER, aeth.syndrome() & 0x1F);
+        assertEquals(77, aeth.msn());
+        int s = f.successor(0);
+        assertTrue(new Icrc().verify(f.ip[s], f.ip[0], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, nak, 0,
+                nak.capacity()), "ICRC over receiver -> sender");
+        // The late ranks arrive: the sum completes with rank 0's stored packet.
+        h.sendAll(f, 1, f.message(1, 1, p[1]));
+        h.sendAll(f, 2, f.message(2, 1, p[2]));
+        assertEquals(2, h.count(MESSAGES_COMPLETED));
+        assertArrayEquals(f.referenceSum(p), h.delivered(f).lanes(1, psn1, 1));
     }
 
     @Test

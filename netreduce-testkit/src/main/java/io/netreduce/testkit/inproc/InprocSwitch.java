@@ -179,7 +179,32 @@ public final class InprocSwitch implements AutoCloseable {
             slots.remove(key);
             done = a;
         }
+        if (!sameCall(done)) {
+            mismatch(done);
+            return;
+        }
         emit(done);
+    }
+
+    /** True if every rank's message carries the same call digest, as the real switch requires. */
+    private static boolean sameCall(Aggregation a) {
+        int call = new InaHeader().wrap(a.messages[0], 0).call();
+        for (ByteBuffer m : a.messages) {
+            if (new InaHeader().wrap(m, 0).call() != call) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** As the real switch: never summed; each rank's own message goes on marked as a call-mismatch notice. */
+    private static void mismatch(Aggregation a) {
+        for (int r = 0; r < a.messages.length; r++) {
+            ByteBuffer out = ByteBuffer.allocate(a.messages[r].limit());
+            out.put(0, a.messages[r], 0, out.capacity());
+            InaHeader.markCallMismatch(out, 0);
+            a.senders[r].peer().arrive(new InprocQueuePair.Incoming(a.senders[r], a.wrIds[r], null, out));
+        }
     }
 
     private static void emit(Aggregation a) {

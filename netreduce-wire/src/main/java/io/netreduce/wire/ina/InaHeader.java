@@ -4,19 +4,22 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * Flyweight over the 20-byte in-network-aggregation header that starts the data of every
+ * Flyweight over the 24-byte in-network-aggregation header that starts the data of every
  * NetReduce message, big-endian (docs/protocol.md, "INA header"):
  *
  * <pre>
- *  0  u8  version        2
+ *  0  u8  version        3
  *  1  u8  dtype          {@link #DTYPE_FP32} or {@link #DTYPE_INT32}
- *  2  u8  flags          {@link #FLAG_RESULT}: set by the switch on every result it emits; 0 from hosts
+ *  2  u8  flags          set by the switch: {@link #FLAG_RESULT} on every result it emits,
+ *                        {@link #FLAG_CALL_MISMATCH} on a notice that ranks made different calls; 0 from hosts
  *  3  u8  reserved       0
  *  4  u16 rank           the sender's rank (a result keeps the header of the connection it travels on)
  *  6  u16 contributions  results: how many ranks' payloads the sum holds; 0 from hosts
  *  8  u32 ringId
  * 12  u32 msgId
  * 16  u32 payloadLen     tensor bytes after the header
+ * 20  u32 call           the sender's collective call, as a digest its host computes; every rank's
+ *                        message must carry the same, or the switch sends mismatch notices
  * </pre>
  *
  * <p>It is the host/switch wire contract: the host writes it into the first bytes of each
@@ -27,8 +30,8 @@ import java.nio.ByteOrder;
  * multiple of 4 so that float lanes line up across ranks.
  */
 public final class InaHeader {
-    public static final int LENGTH = 20;
-    public static final int VERSION = 2;
+    public static final int LENGTH = 24;
+    public static final int VERSION = 3;
 
     public static final int VERSION_OFFSET = 0;
     public static final int DTYPE_OFFSET = 1;
@@ -39,9 +42,15 @@ public final class InaHeader {
     public static final int RING_ID_OFFSET = 8;
     public static final int MSG_ID_OFFSET = 12;
     public static final int PAYLOAD_LENGTH_OFFSET = 16;
+    public static final int CALL_OFFSET = 20;
 
     /** Flag: this message is a switch's result, the sum of {@link #contributions()} ranks' payloads. */
     public static final int FLAG_RESULT = 0x01;
+    /**
+     * Flag: not a result but the switch's notice that this message's ranks called different
+     * collectives (their {@link #call()}s differ); the payload is meaningless.
+     */
+    public static final int FLAG_CALL_MISMATCH = 0x02;
 
     /** IEEE-754 single precision, summed as floats in rank order. */
     public static final int DTYPE_FP32 = 0;
@@ -82,6 +91,16 @@ public final class InaHeader {
         return (flags() & FLAG_RESULT) != 0;
     }
 
+    /** True if this is the switch's notice that the ranks' calls for this message differ. */
+    public boolean isCallMismatch() {
+        return (flags() & FLAG_CALL_MISMATCH) != 0;
+    }
+
+    /** The sender's call digest (see {@link #CALL_OFFSET}). */
+    public int call() {
+        return buffer.getInt(offset + CALL_OFFSET);
+    }
+
     public int rank() {
         return buffer.getShort(offset + RANK_OFFSET) & 0xFFFF;
     }
@@ -105,7 +124,7 @@ public final class InaHeader {
     }
 
     /** Writes a host's header: this version, no flags, no contributions. */
-    public InaHeader set(int dtype, int rank, int ringId, int msgId, int payloadLength) {
+    public InaHeader set(int dtype, int rank, int ringId, int msgId, int payloadLength, int call) {
         buffer.put(offset + VERSION_OFFSET, (byte) VERSION);
         buffer.put(offset + DTYPE_OFFSET, (byte) dtype);
         buffer.put(offset + FLAGS_OFFSET, (byte) 0);
@@ -115,6 +134,7 @@ public final class InaHeader {
         buffer.putInt(offset + RING_ID_OFFSET, ringId);
         buffer.putInt(offset + MSG_ID_OFFSET, msgId);
         buffer.putInt(offset + PAYLOAD_LENGTH_OFFSET, payloadLength);
+        buffer.putInt(offset + CALL_OFFSET, call);
         return this;
     }
 
@@ -122,6 +142,12 @@ public final class InaHeader {
     public static void markResult(ByteBuffer b, int at, int contributions) {
         b.put(at + FLAGS_OFFSET, (byte) FLAG_RESULT);
         b.putShort(at + CONTRIBUTIONS_OFFSET, (short) contributions);
+    }
+
+    /** Marks the header at {@code at} of {@code b} as a call-mismatch notice. */
+    public static void markCallMismatch(ByteBuffer b, int at) {
+        b.put(at + FLAGS_OFFSET, (byte) FLAG_CALL_MISMATCH);
+        b.putShort(at + CONTRIBUTIONS_OFFSET, (short) 0);
     }
 
     public static boolean isKnownDtype(int dtype) {
@@ -149,7 +175,8 @@ public final class InaHeader {
     @Override
     public String toString() {
         return "INA{v" + version() + " dtype=" + dtype() + (isResult() ? " result of " + contributions() : "")
-                + " rank=" + rank() + " ring=" + Integer.toUnsignedString(ringId()) + " msg=" + msgId()
-                + " len=" + payloadLength() + "}";
+                + (isCallMismatch() ? " call mismatch" : "") + " rank=" + rank() + " ring="
+                + Integer.toUnsignedString(ringId()) + " msg=" + msgId() + " len=" + payloadLength() + " call="
+                + Integer.toHexString(call()) + "}";
     }
 }

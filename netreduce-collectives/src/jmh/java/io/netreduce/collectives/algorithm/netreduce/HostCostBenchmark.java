@@ -73,7 +73,7 @@ public class HostCostBenchmark {
 
     @Benchmark
     public void allReduce() {
-        engine.run(tensor, 0, tensor, 0, tensorBytes / 4, MessageHooks.NONE, ProgressGuard.NONE);
+        engine.run(tensor, 0, tensor, 0, tensorBytes / 4, 1, MessageHooks.NONE, ProgressGuard.NONE);
     }
 
     /** Same-run baseline: one copy of the tensor (what a host layer that copied payloads would add). */

@@ -47,7 +47,7 @@ public final class HostCostMain {
                 try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq,
                         new RingSettings(1, 0, 1, InaHeader.DTYPE_FP32, 8, payload, Duration.ofSeconds(30)))) {
                     report("window 8, " + payload + " B", bytes / payload, seconds, mx, bytes,
-                            () -> w.run(mr, 0, mr, 0, bytes / 4, MessageHooks.NONE, ProgressGuard.NONE));
+                            () -> w.run(mr, 0, mr, 0, bytes / 4, 1, MessageHooks.NONE, ProgressGuard.NONE));
                 }
             }
         }

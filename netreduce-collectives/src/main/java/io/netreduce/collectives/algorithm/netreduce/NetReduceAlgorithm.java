@@ -2,6 +2,7 @@ package io.netreduce.collectives.algorithm.netreduce;
 
 import io.netreduce.collectives.EnvironmentVariables;
 
+import io.netreduce.collectives.Collective;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
@@ -9,6 +10,7 @@ import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
 import io.netreduce.collectives.algorithm.CollectiveCall;
+import io.netreduce.collectives.algorithm.ProgressGuard;
 import io.netreduce.collectives.algorithm.RingConnections;
 import io.netreduce.collectives.algorithm.ScratchTensor;
 import io.netreduce.collectives.algorithm.SumCollectives;
@@ -80,8 +82,16 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
         return names.isEmpty() ? "with RoCEv2 packets" : String.join(" or ", names);
     }
 
+    /**
+     * Every message carries the caller's call digest and the switch sums a message only when
+     * every rank's digest is the same (otherwise every rank gets a mismatch notice), so no
+     * rank returns from a call the others did not make, with nothing sent to the rendezvous
+     * store. The ranks need not start together either: a rank that arrives late keeps the
+     * others waiting at the switch, which answers their retransmissions "not ready" once
+     * their ACK timers run out (docs/switch.md), instead of letting them exhaust their retries.
+     */
     @Override
-    public boolean startsTogether() {
+    public boolean comparesCallsInBand() {
         return true;
     }
 
@@ -121,6 +131,7 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
             window = new WindowedAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq,
                     new RingSettings(ringId, g.rank(), g.size(), ElementType.FLOAT32.inaDtype(), g.config().window(),
                             g.config().messageBytes(), g.timeout()));
+            prime(g.groupFailureGuard());
         } catch (AlgorithmUnavailableException | RuntimeException e) {
             close();
             throw e;
@@ -176,16 +187,31 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
         }
     }
 
+    /**
+     * One all-reduce of one element through the switch, as every rank joins (they are in
+     * step here): the path is proven end to end before open() returns, and the switch has
+     * seen each receiver's ACK, which tells it the PSN each sender's next message starts at
+     * (it answers a late rank's peers "not ready" only at that PSN).
+     */
+    private void prime(ProgressGuard guard) {
+        FloatBuffer one = scratch.take(1).put(0, -0.0f);
+        allReduce(new CollectiveCall().set(0, Collective.BARRIER, ReduceOp.SUM, 1, -1, guard), one, one);
+    }
+
     @Override
     public void allReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         int n = output.remaining();
         if (n == 0) {
-            return;
+            // Nothing to sum, but the call must still be compared: one element of -0.0.
+            FloatBuffer none = scratch.take(1).put(0, -0.0f);
+            input = none;
+            output = none;
+            n = 1;
         }
         TensorMemory tensors = connections.memory;
         tensors.bind(input, output, false);
         window.run(tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n,
-                tensors, call.guard());
+                call.digest(), tensors, call.guard());
     }
 
     @Override

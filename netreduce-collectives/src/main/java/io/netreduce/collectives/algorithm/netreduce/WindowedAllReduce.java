@@ -1,5 +1,6 @@
 package io.netreduce.collectives.algorithm.netreduce;
 
+import io.netreduce.collectives.algorithm.CallMismatchException;
 import io.netreduce.collectives.algorithm.CompletionPump;
 import io.netreduce.collectives.algorithm.HostException;
 import io.netreduce.collectives.algorithm.MessagePlan;
@@ -29,6 +30,10 @@ import java.util.function.Supplier;
  * bytes are never copied here. At most N messages are in flight: message i+N is posted
  * when result i has arrived, which is also what lets the switch recycle its aggregators.
  * The operation completes when every result has arrived and every send has completed.
+ *
+ * <p>Every message carries the caller's call digest; a switch that finds the ranks' digests
+ * differ sends mismatch notices instead of sums, and this side fails the call with a
+ * {@link CallMismatchException}.
  *
  * <p>Not thread-safe: one operation at a time. Reusable across operations, and allocates
  * nothing per message.
@@ -60,6 +65,8 @@ public final class WindowedAllReduce implements AutoCloseable {
     private int nextSend;
     private int results;
     private int sendsDone;
+    /** The running operation's call digest, in every message's INA header. */
+    private int call;
 
     /** {@code cq} must be the completion queue of both queue pairs (sends and receives). */
     public WindowedAllReduce(ProtectionDomain pd, QueuePair sendQp, QueuePair recvQp, CompletionQueue cq,
@@ -85,11 +92,14 @@ public final class WindowedAllReduce implements AutoCloseable {
 
     /**
      * Reduces {@code elements} elements at byte {@code inOffset} of {@code input} into byte
-     * {@code outOffset} of {@code output} (the same region and offset for in place).
+     * {@code outOffset} of {@code output} (the same region and offset for in place). Every
+     * message carries {@code call}, the digest of the caller's call, which the switch
+     * compares across ranks.
      */
-    public void run(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int elements,
+    public void run(MemoryRegion input, int inOffset, MemoryRegion output, int outOffset, int elements, int call,
                     MessageHooks hooks, ProgressGuard guard) {
         plan = new MessagePlan(elements, settings.payloadBytes());
+        this.call = call;
         nextRecv = 0;
         nextSend = 0;
         results = 0;
@@ -131,7 +141,7 @@ public final class WindowedAllReduce implements AutoCloseable {
         int slot = (msg % sendSlots) * HEADER;
         int length = plan.payloadLength(msg);
         header.wrap(headerBytes, slot).set(settings.dtype(), settings.rank(), settings.ringId(), msgBase + msg,
-                length);
+                length, call);
         send.reset().wrId(msg);
         send.sgl().add(headers, slot, HEADER);
         if (length > 0) {
@@ -172,6 +182,10 @@ public final class WindowedAllReduce implements AutoCloseable {
         header.wrap(headerBytes, (sendSlots + msg % settings.window()) * HEADER);
         String where = "rank " + settings.rank() + ", ring " + Integer.toUnsignedString(settings.ringId()) + ": result "
                 + results + " of " + plan.messageCount();
+        if (header.isCallMismatch() && header.version() == InaHeader.VERSION) {
+            throw new CallMismatchException(where + ": the switch found that the ranks called different collectives "
+                    + "for message " + header.msgId() + " (its ranks' call digests differ)");
+        }
         if (msg != results || wc.byteLength() != HEADER + expectedLength
                 || header.version() != InaHeader.VERSION || header.dtype() != settings.dtype()
                 || header.ringId() != settings.ringId() || header.msgId() != msgBase + msg

@@ -1,5 +1,6 @@
 package io.netreduce.collectives.algorithm.netreduce;
 
+import io.netreduce.collectives.algorithm.CallMismatchException;
 import io.netreduce.collectives.algorithm.HostException;
 import io.netreduce.collectives.algorithm.HostTimeoutException;
 import io.netreduce.collectives.algorithm.ProgressGuard;
@@ -120,8 +121,8 @@ class WindowedAllReduceTest {
                 done.add(pool.submit(() -> {
                     MemoryRegion mr = rank.pd.register(tensor, EnumSet.of(Access.LOCAL_WRITE));
                     try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
-                        w.run(mr, 8, mr, 8, n, MessageHooks.NONE, ProgressGuard.NONE);
-                        w.run(mr, 8, mr, 8, 0, MessageHooks.NONE, ProgressGuard.NONE);
+                        w.run(mr, 8, mr, 8, n, 7, MessageHooks.NONE, ProgressGuard.NONE);
+                        w.run(mr, 8, mr, 8, 0, 7, MessageHooks.NONE, ProgressGuard.NONE);
                     }
                     return null;
                 }));
@@ -161,7 +162,7 @@ class WindowedAllReduceTest {
                     MemoryRegion mr = rank.pd.register(bytes, EnumSet.of(Access.LOCAL_WRITE));
                     bytes.asFloatBuffer().put(t);
                     try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
-                        w.run(mr, 0, mr, 0, n, MessageHooks.NONE, ProgressGuard.NONE);
+                        w.run(mr, 0, mr, 0, n, 7, MessageHooks.NONE, ProgressGuard.NONE);
                     }
                     return null;
                 }));
@@ -172,6 +173,38 @@ class WindowedAllReduceTest {
                 ExecutionException e = assertThrows(ExecutionException.class, done.get(r)::get);
                 assertInstanceOf(ResultMismatchException.class, e.getCause());
                 assertTrue(e.getCause().getMessage().contains("rank " + r), e.getCause().getMessage());
+            }
+        }
+    }
+
+    /** Same length, another call on one rank (its digest differs): every rank fails, none sums. */
+    @Test
+    void aCallOfAnotherDigestFailsEveryRankAsACallMismatch() throws Exception {
+        int p = 3;
+        createRing(p);
+        Random random = new Random(11);
+        try (InprocRing ring = new InprocRing(InprocProvider.NAME, p, sw.datapath(), 0)) {
+            List<Future<?>> done = new ArrayList<>();
+            for (int r = 0; r < p; r++) {
+                InprocRing.Rank rank = ring.ranks.get(r);
+                int call = r == 2 ? 8 : 7;
+                FloatBuffer t = randomTensor(random, 100);
+                RingSettings s = new RingSettings(RING_ID, r, p, InaHeader.DTYPE_FP32, 2, PAYLOAD,
+                        Duration.ofSeconds(5));
+                done.add(pool.submit(() -> {
+                    ByteBuffer bytes = ByteBuffer.allocateDirect(400);
+                    MemoryRegion mr = rank.pd.register(bytes, EnumSet.of(Access.LOCAL_WRITE));
+                    bytes.asFloatBuffer().put(t);
+                    try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
+                        w.run(mr, 0, mr, 0, 100, call, MessageHooks.NONE, ProgressGuard.NONE);
+                    }
+                    return null;
+                }));
+            }
+            for (int r = 0; r < p; r++) {
+                ExecutionException e = assertThrows(ExecutionException.class, done.get(r)::get);
+                assertInstanceOf(CallMismatchException.class, e.getCause());
+                assertTrue(e.getCause().getMessage().contains("called different collectives"), e.getCause().getMessage());
             }
         }
     }
@@ -187,7 +220,7 @@ class WindowedAllReduceTest {
             long t0 = System.nanoTime();
             try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
                 HostTimeoutException e = assertThrows(HostTimeoutException.class,
-                        () -> w.run(mr, 0, mr, 0, 1000, MessageHooks.NONE, ProgressGuard.NONE));
+                        () -> w.run(mr, 0, mr, 0, 1000, 7, MessageHooks.NONE, ProgressGuard.NONE));
                 assertTrue(e.getMessage().contains("waiting for result 0 of 16"), e.getMessage());
             }
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -204,7 +237,7 @@ class WindowedAllReduceTest {
             RingSettings s = new RingSettings(RING_ID, 0, 2, InaHeader.DTYPE_FP32, 2, PAYLOAD, Duration.ofSeconds(30));
             try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
                 IllegalStateException e = assertThrows(IllegalStateException.class,
-                        () -> w.run(mr, 0, mr, 0, 100, MessageHooks.NONE, idle -> {
+                        () -> w.run(mr, 0, mr, 0, 100, 7, MessageHooks.NONE, idle -> {
                             if (idle > 50_000_000L) {
                                 throw new IllegalStateException("rank 1 failed");
                             }
@@ -223,7 +256,7 @@ class WindowedAllReduceTest {
             RingSettings s = new RingSettings(RING_ID, 0, 1, InaHeader.DTYPE_FP32, 1, PAYLOAD, Duration.ofSeconds(30));
             try (WindowedAllReduce w = new WindowedAllReduce(rank.pd, rank.toNext, rank.fromPrev, rank.cq, s)) {
                 HostException e = assertThrows(HostException.class,
-                        () -> w.run(mr, 0, mr, 0, 100, MessageHooks.NONE, ProgressGuard.NONE));
+                        () -> w.run(mr, 0, mr, 0, 100, 7, MessageHooks.NONE, ProgressGuard.NONE));
                 assertTrue(e.getMessage().contains("transport retry counter exceeded"), e.getMessage());
             }
         }
