@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * <p>Where a call is compared:
  * <ul>
  *   <li>in the data path, for an algorithm that {@link CollectiveAlgorithm#comparesCallsInBand()
- *       carries every rank's call in its messages} (the ring; netreduce, whose switch compares), in {@link Agreement#IN_BAND}
- *       mode: nothing goes to the rendezvous store per call;</li>
+ *       carries every rank's call in its messages} (the ring; netreduce, whose switch
+ *       compares), in {@link Agreement#IN_BAND} mode: nothing goes to the rendezvous store
+ *       per call;</li>
  *   <li>at the store otherwise: every call is announced with its description, and the
  *       store compares them across ranks. In {@link Agreement#STRICT} mode, and for an
  *       algorithm whose ranks {@link CollectiveAlgorithm#startsTogether() start together}
