@@ -338,26 +338,7 @@ public final class StoreClient implements AutoCloseable {
 
     /** Like {@link #opVerdict} but waits up to {@code millis} for the answer; null if none came. */
     public String awaitOpVerdict(long seq, long millis) {
-        String v = opVerdict(seq);
-        if (v != null) {
-            return v;
-        }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        synchronized (verdicts) {
-            while ((v = opVerdict(seq)) == null) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(verdicts, left);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return null;
-                }
-            }
-        }
-        return v;
+        return awaitVerdict(() -> opVerdict(seq), millis);
     }
 
     /**
@@ -366,15 +347,15 @@ public final class StoreClient implements AutoCloseable {
      * {@link #awaitOpVerdict} returns at once); null if none came.
      */
     public String awaitCheckVerdict(long seq, long millis) {
+        return awaitVerdict(() -> badSeq <= seq ? badVerdict : okThrough >= seq ? OK : null, millis);
+    }
+
+    /** Waits up to {@code millis} until {@code verdict} (read under the verdicts' lock) is not null. */
+    private String awaitVerdict(java.util.function.Supplier<String> verdict, long millis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         synchronized (verdicts) {
-            while (true) {
-                if (badSeq <= seq) {
-                    return badVerdict;
-                }
-                if (okThrough >= seq) {
-                    return OK;
-                }
+            String v;
+            while ((v = verdict.get()) == null) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return null;
@@ -386,6 +367,7 @@ public final class StoreClient implements AutoCloseable {
                     return null;
                 }
             }
+            return v;
         }
     }
 

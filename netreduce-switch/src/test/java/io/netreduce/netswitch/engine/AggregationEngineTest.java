@@ -63,15 +63,8 @@ class AggregationEngineTest {
         }
 
         void send(RingFixture f, int rank, ByteBuffer d) {
-            out.clear();
-            engine.process(f.ip[rank], d, 0, d.capacity(), out);
-            lastDest.clear();
-            lastBytes.clear();
+            sendRaw(f, rank, d);
             for (int i = 0; i < out.size(); i++) {
-                byte[] b = new byte[out.length(i)];
-                out.buffer(i).get(0, b);
-                lastDest.add(new int[] {out.ip(i), out.port(i)});
-                lastBytes.add(b);
                 for (int k = 0; k < rings.size(); k++) {
                     if (rings.get(k).rankOf(out.ip(i)) >= 0) {
                         delivered.get(k).accept(out.ip(i), out.buffer(i), out.length(i));
