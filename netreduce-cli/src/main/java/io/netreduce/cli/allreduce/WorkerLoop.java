@@ -5,6 +5,8 @@ import io.netreduce.wire.ina.InaHeader;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.algorithm.MessagePlan;
 import io.netreduce.verbs.Counter;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.function.Consumer;
@@ -25,6 +27,10 @@ public final class WorkerLoop {
     private static final long WARMUP_ROUND_BYTES = 1 << 20;
     /** The most calls timed (or warmed up) per size: exact as a float, which the counts travel as. */
     private static final long MAX_ITERATIONS = 1 << 20;
+    /** A rank whose compilers took more than this share of a warm-up round's wall time is still warming up. */
+    private static final double COMPILING_SHARE = 0.05;
+    /** The compiler warm-up ends at this many times the asked time, compiled or not. */
+    private static final double WARMUP_CAP = 5;
 
     private final Communicator comm;
     private final Workload workload;
@@ -58,20 +64,28 @@ public final class WorkerLoop {
     }
 
     /**
-     * Untimed calls over every size and placement until rank 0 has spent
-     * {@link Workload#warmupSeconds()}: a fresh JVM interprets, then compiles, the hot
-     * paths over its first seconds (on a 2-core host while the ranks themselves keep the
-     * cores busy), and a few warm-up calls per size would time that instead of the steady
-     * state a training job runs in. Rank 0 decides when to stop and broadcasts it after each
-     * round, so every rank makes the same calls.
+     * Untimed calls over every size and placement for at least
+     * {@link Workload#warmupSeconds()} and until no rank's JIT is still busy: a fresh JVM
+     * interprets, then compiles, the hot paths over its first seconds, and where P ranks
+     * share two cores their compilers share them too (measured: 4 ranks, 3 s, the first
+     * sizes still 5-40× their steady time). A rank is still busy while its compilers took
+     * more than {@link #COMPILING_SHARE} of the last round's wall time; the warm-up stops at
+     * {@link #WARMUP_CAP} times the asked time whatever the compilers do. Every rank's wish
+     * is summed by an all-reduce after each round, so every rank makes the same calls.
      */
     private void warmUpCompiler() {
         if (workload.warmupSeconds() <= 0) {
             return;
         }
-        long end = System.nanoTime() + (long) (workload.warmupSeconds() * 1e9);
+        long start = System.nanoTime();
+        long least = start + (long) (workload.warmupSeconds() * 1e9);
+        long most = start + (long) (WARMUP_CAP * workload.warmupSeconds() * 1e9);
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
         FloatBuffer more = ByteBuffer.allocateDirect(4).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
         do {
+            long roundStart = System.nanoTime();
+            long compiledBefore = jitTimed ? jit.getTotalCompilationTime() : 0;
             // The same calls as the measurement (barriers, checked runs, both placements), so
             // that the code compiled for the warm-up is the code the timed runs take.
             for (long size : workload.sizes()) {
@@ -90,8 +104,12 @@ public final class WorkerLoop {
                     }
                 }
             }
-            more.put(0, comm.rank() == 0 && System.nanoTime() < end ? 1 : 0);
-            comm.broadcast(more, 0);
+            long now = System.nanoTime();
+            double compilingMillis = jitTimed ? jit.getTotalCompilationTime() - compiledBefore : 0;
+            boolean compiling = compilingMillis > COMPILING_SHARE * (now - roundStart) / 1e6;
+            boolean wanted = now < most && (now < least || compiling);
+            more.put(0, wanted ? 1 : 0);
+            comm.allReduce(more); // a sum of 0s and 1s: exact, and every algorithm sums
         } while (more.get(0) != 0);
     }
 
