@@ -71,8 +71,12 @@ public final class CommunicatorConfig {
         }
     }
 
-    /** Default of {@link #smallTensorBytes()}. */
-    public static final int DEFAULT_SMALL_TENSOR_BYTES = 64 * 1024;
+    /** {@link #smallTensorBytes()} when not set: the threshold follows the group size ({@link #smallTensorBytes(int)}). */
+    public static final int AUTO_SMALL_TENSOR_BYTES = -1;
+    /** The automatic small-tensor threshold is {@code SMALL_TENSOR_SCALE / P²}, within these bounds. */
+    static final int SMALL_TENSOR_SCALE = 1 << 20;
+    static final int MIN_AUTO_SMALL_TENSOR_BYTES = 16 * 1024;
+    static final int MAX_AUTO_SMALL_TENSOR_BYTES = 256 * 1024;
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
     /** The software switch's default control-plane port. */
@@ -124,7 +128,7 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("ring window must be at least 1 message: " + b.ringWindow);
         }
         MessagePlan.checkPayloadBytes(b.ringMessageBytes);
-        if (b.smallTensorBytes < 0) {
+        if (b.smallTensorBytes < 0 && b.smallTensorBytes != AUTO_SMALL_TENSOR_BYTES) {
             throw new IllegalArgumentException("small tensor threshold must not be negative: " + b.smallTensorBytes);
         }
         PathMtu.check(b.mtu);
@@ -255,10 +259,27 @@ public final class CommunicatorConfig {
     /**
      * The ring's all-reduces of at most this many bytes take its small-tensor path (every
      * rank's tensor goes around the ring and each rank reduces the copies: P-1 steps
-     * instead of 2(P-1)); 0 turns it off. The default is the crossover measured in
-     * docs/benchmarks.md ("Small tensors").
+     * instead of 2(P-1)); 0 turns it off; {@link #AUTO_SMALL_TENSOR_BYTES} (the default)
+     * leaves it to {@link #smallTensorBytes(int)}.
      */
     public int smallTensorBytes() { return smallTensorBytes; }
+
+    /**
+     * The small-tensor threshold a group of {@code groupSize} ranks uses: the configured one,
+     * else 1 MiB / P² within 16–256 KiB. The small path sends (P-1)·n bytes per rank where
+     * the ring sends 2(P-1)/P·n, in half the steps, so the size where the saved steps stop
+     * paying for the extra bytes falls with P; measured here near 256 KiB at P = 2 and
+     * 64 KiB at P = 4 (docs/benchmarks.md, "Small tensors").
+     */
+    public int smallTensorBytes(int groupSize) {
+        return smallTensorBytes != AUTO_SMALL_TENSOR_BYTES ? smallTensorBytes : defaultSmallTensorBytes(groupSize);
+    }
+
+    /** The automatic small-tensor threshold of a group of {@code groupSize} ranks (see {@link #smallTensorBytes(int)}). */
+    public static int defaultSmallTensorBytes(int groupSize) {
+        long p = Math.max(1, groupSize);
+        return (int) Math.max(MIN_AUTO_SMALL_TENSOR_BYTES, Math.min(MAX_AUTO_SMALL_TENSOR_BYTES, SMALL_TENSOR_SCALE / (p * p)));
+    }
     /**
      * How many of the group's ranks run on this rank's host, as the launcher says
      * (torchrun's {@code LOCAL_WORLD_SIZE}, Open MPI's {@code OMPI_COMM_WORLD_LOCAL_SIZE}),
@@ -301,7 +322,7 @@ public final class CommunicatorConfig {
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
-                + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + smallTensorBytes + ", mtu=" + mtu
+                + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes) + ", mtu=" + mtu
                 + ", agreement=" + agreement
                 + (fallback != null ? ", fallback=" + fallback : "")
                 + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
@@ -322,7 +343,7 @@ public final class CommunicatorConfig {
         private int messageBytes = 16 * 1024;
         private int ringWindow = 8;
         private int ringMessageBytes = 1 << 20;
-        private int smallTensorBytes = DEFAULT_SMALL_TENSOR_BYTES;
+        private int smallTensorBytes = AUTO_SMALL_TENSOR_BYTES;
         private int localWorldSize;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);

@@ -94,7 +94,12 @@ final class EnvironmentReader {
                     ? "" : "='" + a + "'"));
         }
         if (env.containsKey(SMALL_TENSOR_BYTES)) {
-            b.smallTensorBytes(integer(env, SMALL_TENSOR_BYTES, 0));
+            int bytes = integer(env, SMALL_TENSOR_BYTES, 0);
+            if (bytes < 0) {
+                throw new IllegalArgumentException(SMALL_TENSOR_BYTES + " must not be negative (unset it for the "
+                        + "threshold that follows the group size): " + bytes);
+            }
+            b.smallTensorBytes(bytes);
         }
         if (env.containsKey(TIMEOUT_SECONDS)) {
             String t = env.get(TIMEOUT_SECONDS).trim();

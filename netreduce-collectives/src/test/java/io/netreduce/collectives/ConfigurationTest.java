@@ -74,6 +74,21 @@ class ConfigurationTest {
     }
 
     @Test
+    void smallTensorThresholdFollowsTheGroupSizeUnlessSet() {
+        CommunicatorConfig auto = CommunicatorConfig.fromEnvironment(Map.of());
+        assertEquals(CommunicatorConfig.AUTO_SMALL_TENSOR_BYTES, auto.smallTensorBytes());
+        assertEquals(256 << 10, auto.smallTensorBytes(2));
+        assertEquals(64 << 10, auto.smallTensorBytes(4));
+        assertEquals(16 << 10, auto.smallTensorBytes(8));
+        assertEquals(16 << 10, auto.smallTensorBytes(64));
+        assertEquals(256 << 10, auto.smallTensorBytes(1));
+        CommunicatorConfig set = CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_SMALL_TENSOR_BYTES", "0"));
+        assertEquals(0, set.smallTensorBytes(2));
+        assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_SMALL_TENSOR_BYTES", "-1")));
+    }
+
+    @Test
     void badValuesAreRejectedSayingWhich() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "x", "WORLD_SIZE", "2")));

@@ -84,7 +84,7 @@ public final class Tensors {
      * (addition is commutative); netreduce's switch sums in rank order.
      */
     public static float[] expected(String algorithm, float[][] inputs) {
-        return expected(algorithm, inputs, CommunicatorConfig.DEFAULT_SMALL_TENSOR_BYTES);
+        return expected(algorithm, inputs, CommunicatorConfig.defaultSmallTensorBytes(inputs.length));
     }
 
     /** {@link #expected(String, float[][])} for a group whose small-tensor threshold is {@code smallTensorBytes}. */

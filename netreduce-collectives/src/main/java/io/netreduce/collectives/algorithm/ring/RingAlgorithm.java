@@ -22,7 +22,7 @@ import java.nio.FloatBuffer;
  * <ul>
  *   <li>the pipelined ring ({@link RingAllReduce}): reduce-scatter then all-gather, 2(P-1)
  *       steps of 1/P of the tensor each, the bandwidth-optimal schedule for large tensors;</li>
- *   <li>for tensors of at most {@link CommunicatorConfig#smallTensorBytes()}, where each
+ *   <li>for tensors of at most {@link CommunicatorConfig#smallTensorBytes(int)}, where each
  *       step's latency is the cost: every rank's whole tensor goes around the ring (the
  *       all-gather half over P copies, P-1 steps, a single exchange at P = 2) and each rank
  *       reduces the P copies itself, {@code x_{P-1} op (... op (x_1 op x_0))}: the same
@@ -62,7 +62,7 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     public void join(GroupContext g) {
         group = g;
         var c = g.config();
-        smallTensorBytes = c.smallTensorBytes();
+        smallTensorBytes = c.smallTensorBytes(g.size());
         int lookAhead = lookAhead(g.size(), c);
         connections = RingConnections.open(g, null, c.ringWindow(), lookAhead);
         try {
@@ -78,11 +78,11 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
 
     /**
      * Receives to keep posted ahead: every message of a small-tensor all-reduce (P-1 blocks
-     * of up to {@link CommunicatorConfig#smallTensorBytes()}), which a neighbour can send in
+     * of up to {@link CommunicatorConfig#smallTensorBytes(int)}), which a neighbour can send in
      * full before this rank starts the call; at least two.
      */
     static int lookAhead(int size, CommunicatorConfig c) {
-        int perBlock = MessagePlan.messageCount(c.smallTensorBytes() / 4, c.ringMessageBytes());
+        int perBlock = MessagePlan.messageCount(c.smallTensorBytes(size) / 4, c.ringMessageBytes());
         return Math.max(2, (size - 1) * Math.max(1, perBlock));
     }
 
