@@ -1,5 +1,7 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.verbs.support.AdaptiveSpin;
+
 import io.netreduce.verbs.support.CompletionRing;
 
 /**
@@ -7,7 +9,7 @@ import io.netreduce.verbs.support.CompletionRing;
  * work request (one short, uncontended lock per completion, never per packet).
  */
 final class SoftCompletionQueue extends CompletionRing {
-    SoftCompletionQueue(int capacity) {
-        super(capacity);
+    SoftCompletionQueue(int capacity, AdaptiveSpin spin) {
+        super(capacity, spin);
     }
 }

@@ -32,6 +32,12 @@ final class SoftProperties {
     /** Socket buffer size in bytes (SO_RCVBUF / SO_SNDBUF). */
     static final String SOCKET_BUFFER = "soft.socketBuffer";
     static final int DEFAULT_SOCKET_BUFFER = 4 << 20;
+    /**
+     * Microseconds a blocking poll of a completion queue busy-waits (adaptively, see
+     * {@link io.netreduce.verbs.support.AdaptiveSpin}) before it sleeps; 0 sleeps at once.
+     */
+    static final String SPIN_MICROS = "soft.spinMicros";
+    static final int DEFAULT_SPIN_MICROS = 50;
 
     private SoftProperties() {
     }

@@ -24,8 +24,23 @@ public abstract class CompletionRing implements CompletionQueue {
     private long tail; // next to fill
     private int waiters;
     private boolean closed;
+    /** Copies of tail and head that a spinning poller reads without the lock. */
+    private volatile long published;
+    private volatile long consumed;
+    private volatile boolean closing;
+    /** Busy-waits before a blocking poll sleeps; null: sleep at once. */
+    private final AdaptiveSpin spin;
 
     protected CompletionRing(int capacity) {
+        this(capacity, null);
+    }
+
+    /**
+     * {@code spin}: how a blocking poll busy-waits before it sleeps (null: it sleeps at once,
+     * for providers whose pollers drive the progress themselves).
+     */
+    protected CompletionRing(int capacity, AdaptiveSpin spin) {
+        this.spin = spin;
         if (capacity < 1) {
             throw new VerbsException("completion queue capacity must be positive: " + capacity);
         }
@@ -53,6 +68,7 @@ public abstract class CompletionRing implements CompletionQueue {
             ring[(int) (tail % ring.length)].set(wrId, status, opcode, byteLength, hasImmediate, immediate, qpn,
                     detail);
             tail++;
+            published = tail;
             if (waiters > 0) {
                 notEmpty.signalAll();
             }
@@ -75,6 +91,21 @@ public abstract class CompletionRing implements CompletionQueue {
     @Override
     public int poll(WorkCompletion[] out, Duration timeout) throws InterruptedException {
         long remaining = Math.max(0, timeout.toNanos());
+        if (spin == null) {
+            return await(out, remaining);
+        }
+        long start = System.nanoTime();
+        long until = start + Math.min(spin.budgetNanos(), remaining);
+        while (published == consumed && !closing && System.nanoTime() - until < 0) {
+            spin.pause();
+        }
+        int n = await(out, remaining - (System.nanoTime() - start));
+        spin.adapt(System.nanoTime() - start);
+        return n;
+    }
+
+    /** Waits up to {@code remaining} ns for a completion, sleeping. */
+    private int await(WorkCompletion[] out, long remaining) throws InterruptedException {
         lock.lock();
         try {
             while (tail == head && remaining > 0 && !closed) {
@@ -100,6 +131,7 @@ public abstract class CompletionRing implements CompletionQueue {
             out[i].copyFrom(ring[(int) (head % ring.length)]);
             head++;
         }
+        consumed = head;
         return n;
     }
 
@@ -132,6 +164,7 @@ public abstract class CompletionRing implements CompletionQueue {
         lock.lock();
         try {
             closed = true;
+            closing = true;
             notEmpty.signalAll();
         } finally {
             lock.unlock();

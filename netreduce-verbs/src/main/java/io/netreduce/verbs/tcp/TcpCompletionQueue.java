@@ -4,6 +4,7 @@ import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
 import io.netreduce.verbs.WorkCompletion;
+import io.netreduce.verbs.support.AdaptiveSpin;
 import io.netreduce.verbs.support.CompletionRing;
 import java.io.IOException;
 import java.nio.channels.ClosedSelectorException;
@@ -23,7 +24,7 @@ import java.util.function.Consumer;
  * ready, a completion is pushed from elsewhere, or an RNR backoff ends, never longer than
  * {@link #MAX_SELECT_MILLIS}.
  *
- * <p>The spin adapts ({@link #adapt}): {@link #DEFAULT_SPIN_MICROS} µs (or the device's
+ * <p>The spin adapts ({@link AdaptiveSpin}): {@link #DEFAULT_SPIN_MICROS} µs (or the device's
  * {@link TcpVerbsProvider#SPIN_MICROS}) while waits end within about that, halved after
  * each wait that lasts much longer, down to {@link #MIN_SPIN_NANOS}. Waits that long mean the
  * peer is computing or has no core (more ranks than cores): spinning then only takes the
@@ -56,46 +57,30 @@ final class TcpCompletionQueue extends CompletionRing {
     /** One poller sleeps in select() at a time; a second one spins on progress meanwhile. */
     private final Object selectLock = new Object();
 
-    /** The shortest adaptive spin: about a system call's worth of polling. */
-    static final long MIN_SPIN_NANOS = 2_000;
+    /** The shortest adaptive spin. */
+    static final long MIN_SPIN_NANOS = AdaptiveSpin.MIN_SPIN_NANOS;
 
-    private final long spinNanos;
-    /** More pollers than cores on this host: spin with sched_yield, so a peer waiting for the core runs. */
-    private final boolean yieldWhileSpinning;
-    /** The spin the next blocking poll uses; only its (one) poller writes it. */
-    private long spinBudget;
+    /** Polled progress spins on the sockets itself; the ring underneath (threaded progress) sleeps at once. */
+    private final AdaptiveSpin spin;
 
     TcpCompletionQueue(int capacity, int spinMicros, boolean yieldWhileSpinning) {
         super(capacity);
-        this.spinNanos = TimeUnit.MICROSECONDS.toNanos(spinMicros);
-        this.yieldWhileSpinning = yieldWhileSpinning;
-        this.spinBudget = spinNanos;
+        this.spin = new AdaptiveSpin(TimeUnit.MICROSECONDS.toNanos(spinMicros), yieldWhileSpinning);
     }
 
     /** The longest spin (the configured one). */
     long spinNanos() {
-        return spinNanos;
+        return spin.spinNanos();
     }
 
     /** True if spinning yields the core (more pollers than cores on this host). */
     boolean yieldsWhileSpinning() {
-        return yieldWhileSpinning;
+        return spin.yieldsWhileSpinning();
     }
 
     /** The spin the next blocking poll starts with. */
     long spinBudgetNanos() {
-        return spinBudget;
-    }
-
-    /**
-     * After a blocking poll that waited {@code waitedNanos} for its completions: spin the
-     * whole configured time again if that might have caught them, else halve the spin. A
-     * wait that ended in select() includes the thread's wake-up (tens of µs on a VM), so
-     * "might" is up to twice the spin.
-     */
-    private void adapt(long waitedNanos) {
-        spinBudget = waitedNanos <= 2 * spinNanos ? spinNanos : Math.max(Math.min(MIN_SPIN_NANOS, spinNanos),
-                spinBudget / 2);
+        return spin.budgetNanos();
     }
 
     /** Adds a connected queue pair in polled progress: polling this queue now drives its socket. */
@@ -153,8 +138,8 @@ final class TcpCompletionQueue extends CompletionRing {
         long start = System.nanoTime();
         long now = start;
         long deadline = now + Math.max(0, timeout.toNanos());
-        long spin = spinBudget;
-        long spinUntil = now + spin;
+        long spinFor = spin.budgetNanos();
+        long spinUntil = now + spinFor;
         while (true) {
             boolean moved = false;
             for (TcpQueuePair qp : qps) {
@@ -162,25 +147,21 @@ final class TcpCompletionQueue extends CompletionRing {
             }
             int n = super.poll(out);
             if (n > 0 || isClosed()) {
-                adapt(System.nanoTime() - start);
+                spin.adapt(System.nanoTime() - start);
                 return n;
             }
             now = System.nanoTime();
             if (now - deadline >= 0) {
-                adapt(now - start);
+                spin.adapt(now - start);
                 return 0;
             }
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted while polling a tcp completion queue");
             }
             if (moved) {
-                spinUntil = now + spin;
+                spinUntil = now + spinFor;
             } else if (now - spinUntil < 0) {
-                if (yieldWhileSpinning) {
-                    Thread.yield();
-                } else {
-                    Thread.onSpinWait();
-                }
+                spin.pause();
             } else {
                 awaitIo(qps, now, deadline);
             }
