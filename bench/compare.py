@@ -12,6 +12,10 @@ tensor per rank (each rank process's CPU time over the timed loop; for netreduce
 switch's own CPU is not included), and each netreduce configuration's busbw, time and
 CPU against the peers measured in the same round.
 
+At P = 2 each round also runs bench/tcp_exchange.c: both sides send and receive the bytes of
+a P = 2 all-reduce at once over one loopback TCP connection, in C and without reducing, the
+kernel's floor for any all-reduce over TCP at P = 2 (a row of its own, not a peer).
+
 Timed calls per size: at least --iters, and for the peers as many as 256 MiB of tensor
 (a 4 KiB call 20000 times, as `netreduce bench` fills its time per size, -T); a quarter
 of that warms up first.
@@ -27,6 +31,7 @@ Needs: openmpi-bin libopenmpi-dev libgloo-dev g++ (Debian packages) and python3.
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,6 +46,7 @@ MPI_FLAGS = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self
              "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 PEERS = ("Open MPI", "Gloo")
+FLOOR = "kernel floor: C exchange, no reduction"
 
 
 def size_bytes(text):
@@ -62,6 +68,7 @@ def build():
     subprocess.run(["mpicc", "-O2", "-o", f"{OUT}/mpi_allreduce", f"{HERE}/mpi_allreduce.c"], check=True)
     subprocess.run(["g++", "-O2", "-std=c++17", "-o", f"{OUT}/gloo_allreduce", f"{HERE}/gloo_allreduce.cc",
                     "-lgloo", "-lpthread"], check=True)
+    subprocess.run(["cc", "-O2", "-o", f"{OUT}/tcp_exchange", f"{HERE}/tcp_exchange.c"], check=True)
 
 
 def busbw(nbytes, time_us, p):
@@ -102,6 +109,20 @@ def gloo(p, nbytes, iters, warmup, attempts=3):
     cpu = statistics.mean(float(f[5]) for f in lines)
     return {"time_us": t, "busbw": busbw(nbytes, t, p), "wrong": sum(int(f[4]) for f in lines),
             "cpu_s_per_gb": cpu / (nbytes / 1e9)}
+
+
+def tcp_floor(nbytes, rounds):
+    """bench/tcp_exchange.c: the bytes of a P = 2 all-reduce both ways over one loopback TCP
+    connection, in C, without reducing: the kernel's floor for any P = 2 all-reduce over TCP."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, 1 << 20)), str(rounds)], check=True,
+                         capture_output=True, text=True, timeout=900)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, _, _, med_ms, _, _ = out.stdout.split()
+    t = float(med_ms) * 1e3
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / 2  # per process
+    return {"time_us": t, "busbw": busbw(nbytes, t, 2), "wrong": 0,
+            "cpu_s_per_gb": cpu / ((rounds + 3) * nbytes / 1e9)}  # tcp_exchange runs 3 untimed rounds first
 
 
 def netreduce(p, sizes, iters, warmup, algorithm, transport):
@@ -150,6 +171,8 @@ def main():
                 timed, warm = peer_counts(s, a.iters)
                 got[s]["Open MPI"] = open_mpi(p, s, timed, warm)
                 got[s]["Gloo"] = gloo(p, s, timed, warm)
+                if p == 2:
+                    got[s][FLOOR] = tcp_floor(s, timed)
             for c in configs:
                 algorithm, transport = c.split("/")
                 for s, placements in netreduce(p, sizes, a.iters, a.warmup, algorithm, transport).items():
