@@ -34,7 +34,7 @@ import java.util.function.Consumer;
  * 4 KiB all-reduce of 4 ranks on 2 cores, blocking at once 195 µs, spinning without
  * yielding 346 µs, Open MPI 51 µs). Measured on a 2-core host, a longer fixed spin did
  * not make the small all-reduce faster and now and then made a whole run ten times slower
- * (docs/benchmarks.md, "Small tensors").
+ * (docs/transports.md, "How each provider behaves where they differ").
  */
 final class TcpCompletionQueue extends CompletionRing {
     /**
