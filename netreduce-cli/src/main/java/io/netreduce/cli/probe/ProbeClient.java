@@ -56,8 +56,9 @@ final class ProbeClient {
                     + e.getMessage(), e);
         }
         try (SideChannel channel = new SideChannel(socket, params.timeout());
-             VerbsSide side = VerbsSide.open(params.transport(), deviceAt, params.mtu(), maxSize,
-                     params.kind() == ProbeKind.RTT)) {
+             // The client waits on its completion queue for every write or message (perftest's client
+             // busy-polls): the transport may move its data on this thread.
+             VerbsSide side = VerbsSide.open(params.transport(), deviceAt, params.mtu(), maxSize, true)) {
             side.mr.buffer().put(0, pattern(seed, maxSize));
             channel.send("HELLO", "version", 1, "test", params.kind().wireName(), "transport", params.transport(),
                     "mtu", params.mtu(), "max_size", maxSize, "seed", seed, "endpoint", side.qp.localEndpoint());

@@ -43,16 +43,16 @@ final class VerbsSide implements AutoCloseable {
 
     /** Opens everything; a failure closes what was opened and says which step failed. */
     /**
-     * {@code bothSidesPoll}: true where each side waits on its completion queue for every
-     * message (the ping-pong), so a transport may move the data on that thread; false for
-     * the bandwidth test, whose target is a passive RDMA WRITE region nobody polls, as on a
-     * NIC.
+     * {@code callerPolls}: true where this side waits on its completion queue for every
+     * completion (the client of both tests, the server of the ping-pong), so a transport may
+     * move the data on that thread; false for the bandwidth test's server, whose target is a
+     * passive RDMA WRITE region nobody polls, as on a NIC.
      */
-    static VerbsSide open(String transport, InetSocketAddress at, int mtu, int bufferBytes, boolean bothSidesPoll) {
+    static VerbsSide open(String transport, InetSocketAddress at, int mtu, int bufferBytes, boolean callerPolls) {
         Device device;
         try {
             device = Verbs.open(transport, DeviceOptions.builder()
-                    .localAddress(at.getAddress()).port(at.getPort()).callerPolls(bothSidesPoll).build());
+                    .localAddress(at.getAddress()).port(at.getPort()).callerPolls(callerPolls).build());
         } catch (VerbsException | IllegalArgumentException e) {
             throw new CliException("cannot open a '" + transport + "' device on "
                     + at.getAddress().getHostAddress() + ":" + at.getPort() + ": " + e.getMessage(), e);
