@@ -309,7 +309,7 @@ final class Ring {
             if (j == 0 && ackSeen[rank] && psn == Psn.next(ackedPsn[rank])) {
                 // The sender's ACK timer ran out while other ranks have not sent this message
                 // yet (one of them is late): answer as the receiver would if it had no buffer,
-                // so the sender waits instead of spending its retries (see waitForLateRanks).
+                // so the sender waits instead of spending its retries (see the class comment).
                 em.emitRnrNak(ackRoutes[rank], psn, ackMsn[rank], LATE_RANK_RNR_TIMER);
             }
         }
