@@ -44,15 +44,6 @@ public interface CollectiveAlgorithm extends AutoCloseable {
     void join(GroupContext group) throws AlgorithmUnavailableException;
 
     /**
-     * True if every rank must have started a collective before any may send (through a
-     * switch, a sender's packets are acknowledged only once every rank's have arrived): the
-     * engine then holds each call until all ranks have announced it.
-     */
-    default boolean startsTogether() {
-        return false;
-    }
-
-    /**
      * True if this algorithm's messages carry each rank's {@link CollectiveCall} and a rank
      * compares its neighbours' with its own before it uses their data, failing with a
      * {@link CallMismatchException}, and if every rank's result depends on such a check of

@@ -22,12 +22,9 @@ import org.slf4j.LoggerFactory;
  *       compares), in {@link Agreement#IN_BAND} mode: nothing goes to the rendezvous store
  *       per call;</li>
  *   <li>at the store otherwise: every call is announced with its description, and the
- *       store compares them across ranks. In {@link Agreement#STRICT} mode, and for an
- *       algorithm whose ranks {@link CollectiveAlgorithm#startsTogether() start together}
- *       (they wait for each other's announcement before they send, and so have the verdict
- *       before their data is through), a call returns only with its own verdict; an
- *       algorithm that neither carries calls nor starts together requires the previous
- *       call's verdict, and the last one's at close.</li>
+ *       store compares them across ranks. In {@link Agreement#STRICT} mode a call returns
+ *       only with its own verdict; an algorithm that does not carry calls otherwise
+ *       requires the previous call's verdict, and the last one's at close.</li>
  * </ul>
  *
  * <p>When the data path finds a neighbour's call differs, that rank reports a mismatch to
@@ -48,8 +45,6 @@ final class OperationAgreement {
     private final long timeoutMillis;
     /** Every call is announced to the store. */
     private final boolean announces;
-    /** Announced calls wait for the store's go-ahead (every rank announced) before data moves. */
-    private final boolean startsTogether;
     /** A call returns only with its own verdict (else with the previous call's). */
     private final boolean ownVerdict;
     /** The call's description, rebuilt in place when needed (no allocation). */
@@ -64,9 +59,8 @@ final class OperationAgreement {
         this.store = store;
         this.rank = rank;
         this.timeoutMillis = timeout.toMillis();
-        this.startsTogether = algorithm.startsTogether();
-        this.announces = mode == Agreement.STRICT || startsTogether || !algorithm.comparesCallsInBand();
-        this.ownVerdict = mode == Agreement.STRICT || startsTogether;
+        this.announces = mode == Agreement.STRICT || !algorithm.comparesCallsInBand();
+        this.ownVerdict = mode == Agreement.STRICT;
         this.lateAnnounceNanos = Math.min(timeout.toNanos() / 4, LATE_ANNOUNCE_MAX_NANOS);
     }
 
@@ -75,28 +69,14 @@ final class OperationAgreement {
         return announces;
     }
 
-    /** Before {@code call} moves data: fail on a known mismatch, announce it, and start together if needed. */
+    /** Before {@code call} moves data: fail on a known mismatch, and announce it. */
     void beforeBody(CollectiveCall call) {
         if (!announces) {
             return;
         }
         failOnEarlierMismatch(call);
         announce(call);
-        if (startsTogether && !store.othersAnnounced(call.seq())) {
-            // See awaitEveryRankArrived: only ranks arriving at the same moment wait here.
-            requireVerdict(call.seq(), call);
-        }
     }
-
-    /*
-     * Starting together is for an algorithm whose senders would give up if a rank arrived
-     * later than their retry budget and nothing else held them back. Netreduce needs it no
-     * more: the switch answers such senders "not ready" (docs/switch.md). Waiting for every
-     * rank's announcement costs nothing for the early ranks (they must wait for the last
-     * one anyway) and nothing for a rank the store already told it is the last
-     * (StoreClient#othersAnnounced); only ranks arriving at the same moment pay one store
-     * round trip.
-     */
 
     /** After {@code call} moved its data: the verdicts this mode requires before returning. */
     void afterBody(CollectiveCall call) {
@@ -135,7 +115,7 @@ final class OperationAgreement {
     private void announce(CollectiveCall call) {
         if (announced < call.seq()) {
             announced = call.seq();
-            store.announce(call.seq(), describe(call), startsTogether);
+            store.announce(call.seq(), describe(call));
         }
     }
 
@@ -229,8 +209,8 @@ final class OperationAgreement {
     }
 
     /**
-     * When calls returned before their verdict (an algorithm that neither carries calls nor
-     * starts together), close() waits for the last one here, so that a mismatch in the very
+     * When calls returned before their verdict (an algorithm that does not carry calls, not
+     * strict), close() waits for the last one here, so that a mismatch in the very
      * last collective is still reported. Null when there is nothing to report.
      */
     String lastVerdictProblem(CollectiveCall last) {

@@ -56,8 +56,6 @@ public final class StoreClient implements AutoCloseable {
     private volatile String badVerdict;
     /** Lines this client sent to the store. */
     private final AtomicLong sent = new AtomicLong();
-    /** The store told this rank that every other rank has announced this operation. */
-    private volatile long goAheadThrough;
 
     private StoreClient(int rank, InetSocketAddress master, Socket socket) throws IOException {
         this.rank = rank;
@@ -106,7 +104,6 @@ public final class StoreClient implements AutoCloseable {
                 switch (line.charAt(0)) {
                     case 'R' -> replies.add(body);
                     case 'C' -> checked(body);
-                    case 'G' -> goAhead(body);
                     case 'F' -> setFailure(body);
                     case 'M' -> {
                         mismatchReported = true;
@@ -146,13 +143,6 @@ public final class StoreClient implements AutoCloseable {
                 badSeq = seq;
             }
             verdicts.notifyAll();
-        }
-    }
-
-    private void goAhead(String key) {
-        long seq = opSequence(key);
-        if (seq > goAheadThrough) {
-            goAheadThrough = seq;
         }
     }
 
@@ -264,14 +254,13 @@ public final class StoreClient implements AutoCloseable {
     /**
      * Announces that this rank runs operation {@code seq} (1, 2, ... in call order) described
      * by {@code value}, and returns at once; the store compares every rank's description and
-     * answers asynchronously (see {@link #opVerdict}); with {@code goAhead} it also tells
-     * this rank when every other rank has announced {@code seq} ({@link #othersAnnounced}).
+     * answers asynchronously (see {@link #opVerdict}).
      * Writes from a reused buffer: no allocation. A write failure is recorded as this
      * client's failure.
      */
-    public void announce(long seq, CharSequence value, boolean goAhead) {
+    public void announce(long seq, CharSequence value) {
         synchronized (out) {
-            int n = ascii(goAhead ? "CHECKG " : "CHECK ", 0);
+            int n = ascii("CHECK ", 0);
             n = ascii(OP_PREFIX, n);
             n = number(seq, n);
             line[n++] = ' ';
@@ -369,14 +358,6 @@ public final class StoreClient implements AutoCloseable {
             }
             return v;
         }
-    }
-
-    /**
-     * True once the store said every other rank has announced operation {@code seq} (this
-     * rank is the last); only for operations announced with {@code goAhead}.
-     */
-    public boolean othersAnnounced(long seq) {
-        return goAheadThrough >= seq;
     }
 
     private synchronized String request(String line, Duration timeout) {

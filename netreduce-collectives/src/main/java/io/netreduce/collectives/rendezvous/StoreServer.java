@@ -24,10 +24,7 @@ import org.slf4j.LoggerFactory;
  * exists), {@code BYE}: answered with {@code R value};</li>
  * <li>{@code CHECK key rank value}: answered with {@code C key OK} once every rank has
  * checked the same key with the same value, or {@code C key MISMATCH ...} listing each
- * rank's value, used to agree on every collective without a wait on the data path;
- * {@code CHECKG} is the same, and when all ranks but one have checked the key the missing
- * rank is told {@code G key} ("everyone else is here"), so a rank that arrives last need
- * not wait for the verdict to know it;</li>
+ * rank's value, used to agree on every collective without a wait on the data path;</li>
  * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text};
  * {@code MISMATCH text} is a failure too, pushed as {@code M text}: ranks called different
  * collectives, so each rank should check its call under its sequence number to have them
@@ -191,8 +188,7 @@ public final class StoreServer implements AutoCloseable {
                     c.send("R " + v);
                 }
             }
-            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", false);
-            case "CHECKG" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "", true);
+            case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "");
             case "WHO" -> c.send("R " + missing(p[1]));
             case "FAIL" -> fail(line.substring(5), "F ");
             case "MISMATCH" -> fail(line.substring(9), "M ");
@@ -208,13 +204,12 @@ public final class StoreServer implements AutoCloseable {
         }
     }
 
-    private void check(Connection c, String key, int rank, String value, boolean goAhead) {
+    private void check(Connection c, String key, int rank, String value) {
         if (rank < 0 || rank >= worldSize) {
             c.send("F rendezvous store: CHECK " + key + " from rank " + rank + " outside world of size " + worldSize);
             return;
         }
         Check done;
-        Connection last = null;
         synchronized (this) {
             if (departed != null) {
                 c.send("C " + key + " FAILED " + departed); // that rank will never check it
@@ -227,22 +222,12 @@ public final class StoreServer implements AutoCloseable {
             }
             k.values[rank] = value;
             k.from[rank] = c;
-            if (goAhead && k.count == worldSize - 1) {
-                for (int r = 0; r < worldSize; r++) {
-                    if (k.values[r] == null) {
-                        last = byRank[r];
-                    }
-                }
-            }
             if (k.count < worldSize) {
                 done = null;
             } else {
                 checks.remove(key);
                 done = k;
             }
-        }
-        if (last != null) {
-            last.send("G " + key);
         }
         if (done == null) {
             return;
