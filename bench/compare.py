@@ -25,6 +25,8 @@ of that warms up first.
   bench/compare.py --rounds 3 --bytes 16M --ranks 4 --configs ring/tcp
   bench/compare.py --configs ring/tcp,ring/soft,netreduce/soft --json rounds.json
   bench/compare.py --table rounds.json                 the table again, from the kept rounds
+  bench/compare.py --one-host --configs ring/tcp       every rank on one host: Open MPI over shared
+                                                       memory (btl vader,self) against netreduce --hosts 1
 
 Needs: openmpi-bin libopenmpi-dev libgloo-dev g++ (Debian packages) and python3.
 """
@@ -46,6 +48,9 @@ MPI_FLAGS = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "tcp,self
              "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 PEERS = ("Open MPI", "Gloo")
+# --one-host: the ranks share one host, so Open MPI runs over shared memory and netreduce
+# with --hosts 1 (its shared-memory transport); Gloo has no shared-memory transport.
+SHM_MPI_FLAGS = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "vader,self"]
 FLOOR = "kernel floor: C exchange, no reduction"
 
 
@@ -80,10 +85,10 @@ def peer_counts(nbytes, iters):
     return timed, max(1, timed // 4)
 
 
-def open_mpi(p, nbytes, iters, warmup):
+def open_mpi(p, nbytes, iters, warmup, flags=MPI_FLAGS):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                GLIBC_TUNABLES="glibc.malloc.mmap_max=0")  # per-call buffers page-fault without it
-    out = subprocess.run(["mpirun", *MPI_FLAGS, "-np", str(p), f"{OUT}/mpi_allreduce", str(nbytes), str(iters),
+    out = subprocess.run(["mpirun", *flags, "-np", str(p), f"{OUT}/mpi_allreduce", str(nbytes), str(iters),
                           str(warmup)], check=True, capture_output=True, text=True, env=env, timeout=900)
     _, _, t, _, bw, wrong, cpu = out.stdout.split()
     return {"time_us": float(t), "busbw": float(bw), "wrong": int(wrong), "cpu_s_per_gb": float(cpu) / (nbytes / 1e9)}
@@ -125,11 +130,11 @@ def tcp_floor(nbytes, rounds):
             "cpu_s_per_gb": cpu / ((rounds + 3) * nbytes / 1e9)}  # tcp_exchange runs 3 untimed rounds first
 
 
-def netreduce(p, sizes, iters, warmup, algorithm, transport):
+def netreduce(p, sizes, iters, warmup, algorithm, transport, extra=()):
     """One `netreduce bench` over all sizes (they double): {size: {placement: figures}}."""
     out = subprocess.run([os.path.join(ROOT, "bin", "netreduce"), "bench", "--local", str(p), "--algorithm", algorithm,
                           "--transport", transport, "-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "2",
-                          "-n", str(iters), "-w", str(warmup), "--json"],
+                          "-n", str(iters), "-w", str(warmup), *extra, "--json"],
                          check=True, capture_output=True, text=True, timeout=1800)
     got = {}
     for row in json.loads(out.stdout)["rows"]:
@@ -151,7 +156,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--json", help="also write every round's figures here")
     ap.add_argument("--table", metavar="JSON", help="only print the table of rounds an earlier --json kept")
+    ap.add_argument("--one-host", action="store_true",
+                    help="Open MPI over shared memory against netreduce --hosts 1 (no Gloo, no kernel floor)")
     a = ap.parse_args()
+    peers = ("Open MPI",) if a.one_host else PEERS
     if a.table:
         with open(a.table) as f:
             saved = json.load(f)
@@ -169,13 +177,16 @@ def main():
             got = {s: {} for s in sizes}
             for s in sizes:
                 timed, warm = peer_counts(s, a.iters)
-                got[s]["Open MPI"] = open_mpi(p, s, timed, warm)
+                got[s]["Open MPI"] = open_mpi(p, s, timed, warm, SHM_MPI_FLAGS if a.one_host else MPI_FLAGS)
+                if a.one_host:
+                    continue
                 got[s]["Gloo"] = gloo(p, s, timed, warm)
                 if p == 2:
                     got[s][FLOOR] = tcp_floor(s, timed)
             for c in configs:
                 algorithm, transport = c.split("/")
-                for s, placements in netreduce(p, sizes, a.iters, a.warmup, algorithm, transport).items():
+                extra = ("--hosts", "1") if a.one_host else ()
+                for s, placements in netreduce(p, sizes, a.iters, a.warmup, algorithm, transport, extra).items():
                     for placement, r in placements.items():
                         got[s][f"netreduce {c}, {placement.replace('_', ' ')}"] = r
             for s in sizes:
@@ -183,11 +194,12 @@ def main():
                     if r["wrong"] != 0:
                         sys.exit(f"round {rnd + 1}, P={p}, {s} B, {name}: {r['wrong']} wrong elements")
                 rounds.append({"round": rnd + 1, "p": p, "bytes": s, "results": got[s],
-                               "best_peer_busbw": max(got[s][n]["busbw"] for n in PEERS),
-                               "best_peer_cpu_s_per_gb": min(got[s][n]["cpu_s_per_gb"] for n in PEERS)})
+                               "best_peer_busbw": max(got[s][n]["busbw"] for n in peers),
+                               "best_peer_cpu_s_per_gb": min(got[s][n]["cpu_s_per_gb"] for n in peers)})
                 print(f"round {rnd + 1}/{a.rounds} P={p} {size_name(s)}: "
                       + ", ".join(f"{k} {v['time_us']:.1f} us" for k, v in got[s].items()), file=sys.stderr, flush=True)
-    header = (f"{a.rounds} interleaved rounds, float32 sum in place unless said, every result checked exact; "
+    header = (("one host: Open MPI over shared memory (btl vader,self), netreduce --hosts 1; " if a.one_host else "")
+              + f"{a.rounds} interleaved rounds, float32 sum in place unless said, every result checked exact; "
               f"netreduce bench -n {a.iters} -w {a.warmup} (and its time per size); median (range)")
     if a.json:
         with open(a.json, "w") as f:
@@ -213,8 +225,9 @@ def table(rounds, header):
                 ratio = "" if peer else spread([x["busbw"] / r["best_peer_busbw"] for x, r in zip(res, mine)], "%.2f")
                 cpu_ratio = "" if peer else spread([x["cpu_s_per_gb"] / r["best_peer_cpu_s_per_gb"]
                                                     for x, r in zip(res, mine)], "%.2f")
-                vs = {n: "" if peer else spread([x["time_us"] / r["results"][n]["time_us"] for x, r in zip(res, mine)],
-                                                "%.2f") for n in PEERS}
+                vs = {n: "" if peer or n not in mine[0]["results"] else
+                      spread([x["time_us"] / r["results"][n]["time_us"] for x, r in zip(res, mine)], "%.2f")
+                      for n in PEERS}
                 print(f"| {p} | {size_name(s) if s else ''} | {name} | {spread([x['time_us'] for x in res], '%.1f')} "
                       f"| {vs['Open MPI']} | {vs['Gloo']} | {spread([x['busbw'] for x in res])} | {ratio} "
                       f"| {spread([x['cpu_s_per_gb'] for x in res])} | {cpu_ratio} |")

@@ -90,6 +90,9 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Give up if the benchmark has not finished by then. Default ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
+    @picocli.CommandLine.Mixin
+    HostsOption hosts = new HostsOption();
+
     @Option(names = "--json", description = "Print the results as one JSON document on stdout.")
     boolean json;
 

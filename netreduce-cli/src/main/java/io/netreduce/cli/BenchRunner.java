@@ -80,8 +80,9 @@ final class BenchRunner {
                     args.addAll(List.of("--switch-control", controlUrl(parts[1])));
                 }
             }
-            progress.note("starting " + o.local + " rank processes (" + o.algorithm + ", " + o.transport + ")");
-            LocalCluster.run(o.local, subnet, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+            progress.note("starting " + o.local + " rank processes (" + o.algorithm + ", " + o.transport
+                    + o.hosts.describe() + ")");
+            LocalCluster.run(o.local, subnet, args, o.hosts.environment(o.local), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
         return results.rows();
     }
@@ -96,10 +97,7 @@ final class BenchRunner {
         MeteredVerbsProvider.configure(o.transport, FaultPlan.NONE);
         List<Row> rows = new ArrayList<>();
         try (Communicator comm = Collectives.open(b.build())) {
-            if (!comm.algorithm().equals(o.algorithm)) {
-                throw new CliException("asked for " + o.algorithm + " all-reduce but the group fell back to "
-                        + comm.algorithm() + " (see the log above)");
-            }
+            WorkerCommand.WorkerSetup.refuseFallback(comm, o.algorithm);
             joinedSize = comm.size();
             FloatBuffer stats = FloatBuffer.allocate(8);
             new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
@@ -156,8 +154,8 @@ final class BenchRunner {
                     Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup,
                     o.secondsPerSize, o.warmupSeconds, o.check, BUSBW_CONVENTION, paired, wrong, avgBusbw)));
         } else {
-            out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks, algorithm %s, transport %s, MTU %d%n",
-                    String.valueOf(ranks), o.algorithm, o.transport, o.mtu);
+            out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks%s, algorithm %s, transport %s, MTU %d%n",
+                    String.valueOf(ranks), o.hosts.describe(), o.algorithm, o.transport, o.mtu);
             out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d"
                     + " seconds per size: %s, JIT warm-up seconds: %s%n", Sizes.parse(o.minBytes),
                     Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check,

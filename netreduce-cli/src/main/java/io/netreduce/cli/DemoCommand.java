@@ -68,6 +68,9 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Stop everything if the demo has not finished by then. Default ${DEFAULT-VALUE}.")
     int timeoutSeconds;
 
+    @picocli.CommandLine.Mixin
+    HostsOption hosts = new HostsOption();
+
     @Option(names = "--json", description = "Print the results as one JSON document on stdout.")
     boolean json;
 

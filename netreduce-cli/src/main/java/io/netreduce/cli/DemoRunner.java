@@ -42,7 +42,7 @@ final class DemoRunner {
             progress.note("starting " + o.ranks + " worker processes (" + o.transport + " transport, MTU " + o.mtu
                     + (o.loss > 0 ? String.format(Locale.ROOT, ", %.4g%% injected loss, seed %d", o.loss * 100,
                     o.lossSeed) : "") + ")");
-            LocalCluster.run(o.ranks, subnet, args, Map.of(), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+            LocalCluster.run(o.ranks, subnet, args, o.hosts.environment(o.ranks), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
         List<Row> rows = results.rows();
         Map<String, List<Row>> byAlgorithm = new LinkedHashMap<>();
@@ -68,7 +68,7 @@ final class DemoRunner {
     }
 
     private String title(String algorithm) {
-        return algorithm + " all-reduce: " + o.ranks + " ranks, float sum, in place, " + o.transport
+        return algorithm + " all-reduce: " + o.ranks + " ranks" + o.hosts.describe() + ", float sum, in place, " + o.transport
                 + " transport, MTU " + o.mtu + (algorithm.equals("netreduce") ? ", through the software switch" : "");
     }
 

@@ -108,10 +108,7 @@ public final class WorkerCommand implements Callable<Integer> {
             }
             CommunicatorConfig config = b.build();
             try (Communicator comm = Collectives.open(config)) {
-                if (!comm.algorithm().equals(algorithm)) {
-                    throw new CliException("asked for " + algorithm + " all-reduce but the group fell back to "
-                            + comm.algorithm() + " (see the log above)");
-                }
+                WorkerSetup.refuseFallback(comm, algorithm);
                 new WorkerLoop(comm, workload, r -> {
                     out.println(RankResult.PREFIX + Json.line(r));
                     out.flush();
@@ -124,6 +121,17 @@ public final class WorkerCommand implements Callable<Integer> {
     /** Builds a rank's configuration from the launcher environment plus the command's settings. */
     static final class WorkerSetup {
         private WorkerSetup() {
+        }
+
+        /**
+         * Fails if the group runs another algorithm than {@code algorithm} (a fallback); its
+         * hierarchical form, where ranks share hosts, is the same algorithm.
+         */
+        static void refuseFallback(Communicator comm, String algorithm) {
+            if (comm.algorithm().contains("fallback from")) {
+                throw new CliException("asked for " + algorithm + " all-reduce but the group fell back to "
+                        + comm.algorithm() + " (see the log above)");
+            }
         }
 
         static CommunicatorConfig config(String transport, int mtu, String switchData, String switchControl,

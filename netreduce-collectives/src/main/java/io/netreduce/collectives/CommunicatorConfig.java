@@ -98,6 +98,9 @@ public final class CommunicatorConfig {
     private final int ringMessageBytes;
     private final int smallTensorBytes;
     private final int localWorldSize;
+    private final int localRank;
+    private final int hosts;
+    private final boolean hierarchical;
     private final int mtu;
     private final Duration timeout;
     private final FaultPlan faults;
@@ -157,6 +160,18 @@ public final class CommunicatorConfig {
                     + b.worldSize);
         }
         this.localWorldSize = b.localWorldSize;
+        if (b.localRank < -1 || b.localRank >= b.worldSize
+                || (b.localWorldSize > 0 && b.localRank >= b.localWorldSize)) {
+            throw new IllegalArgumentException("local rank " + b.localRank + " is outside 0.."
+                    + ((b.localWorldSize > 0 ? b.localWorldSize : b.worldSize) - 1));
+        }
+        this.localRank = b.localRank;
+        if (b.hosts < 0 || b.hosts > b.worldSize || (b.hosts > 0 && b.worldSize % b.hosts != 0)) {
+            throw new IllegalArgumentException("cannot group " + b.worldSize + " ranks into " + b.hosts
+                    + " emulated hosts of equal size: the host count must divide the world size");
+        }
+        this.hosts = b.hosts;
+        this.hierarchical = b.hierarchical;
         this.mtu = b.mtu;
         this.timeout = b.timeout;
         this.faults = Objects.requireNonNull(b.faults, "faults");
@@ -200,6 +215,9 @@ public final class CommunicatorConfig {
         b.ringMessageBytes = ringMessageBytes;
         b.smallTensorBytes = smallTensorBytes;
         b.localWorldSize = localWorldSize;
+        b.localRank = localRank;
+        b.hosts = hosts;
+        b.hierarchical = hierarchical;
         b.mtu = mtu;
         b.timeout = timeout;
         b.faults = faults;
@@ -286,6 +304,24 @@ public final class CommunicatorConfig {
      * or 0 if none did: then a group whose rendezvous is on loopback counts as all local.
      */
     public int localWorldSize() { return localWorldSize; }
+    /**
+     * This rank's index among the ranks of its host as the launcher says (torchrun's
+     * {@code LOCAL_RANK}, Open MPI's {@code OMPI_COMM_WORLD_LOCAL_RANK}, Slurm's
+     * {@code SLURM_LOCALID}), or -1 if none did.
+     */
+    public int localRank() { return localRank; }
+    /**
+     * Emulated hosts on one machine (tests, the demo, benchmarks): rank r belongs to host
+     * {@code r / (P / hosts)}; 0 (the default) groups ranks by the host they really run on
+     * (io.netreduce.collectives.algorithm.HostLayout).
+     */
+    public int hosts() { return hosts; }
+    /**
+     * True (the default) if ranks that share a host reduce through shared memory first and
+     * only one rank per local position crosses the network (Parallel NetReduce, or a
+     * hierarchical ring); false runs the requested algorithm flat over every rank.
+     */
+    public boolean hierarchical() { return hierarchical; }
     public int mtu() { return mtu; }
     /** Longest wait without progress before an operation fails (default 30 s). */
     public Duration timeout() { return timeout; }
@@ -323,7 +359,9 @@ public final class CommunicatorConfig {
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
                 + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes) + ", mtu=" + mtu
-                + ", agreement=" + agreement
+                + ", agreement=" + agreement + (hosts > 0 ? ", hosts=" + hosts : "")
+                + (localRank >= 0 ? ", localRank=" + localRank + "/" + localWorldSize : "")
+                + (hierarchical ? "" : ", hierarchical=off")
                 + (fallback != null ? ", fallback=" + fallback : "")
                 + ", timeout=" + timeout.toMillis() + "ms" + (faults.isNone() ? "" : ", faults=" + faults) + "}";
     }
@@ -345,6 +383,9 @@ public final class CommunicatorConfig {
         private int ringMessageBytes = 1 << 20;
         private int smallTensorBytes = AUTO_SMALL_TENSOR_BYTES;
         private int localWorldSize;
+        private int localRank = -1;
+        private int hosts;
+        private boolean hierarchical = true;
         private int mtu = 4096;
         private Duration timeout = Duration.ofSeconds(30);
         private FaultPlan faults = FaultPlan.NONE;
@@ -370,6 +411,11 @@ public final class CommunicatorConfig {
         public Builder ringMessageBytes(int v) { ringMessageBytes = v; return this; }
         public Builder smallTensorBytes(int v) { smallTensorBytes = v; return this; }
         public Builder localWorldSize(int v) { localWorldSize = v; return this; }
+        public Builder localRank(int v) { localRank = v; return this; }
+        /** See {@link CommunicatorConfig#hosts()}. */
+        public Builder hosts(int v) { hosts = v; return this; }
+        /** See {@link CommunicatorConfig#hierarchical()}. */
+        public Builder hierarchical(boolean v) { hierarchical = v; return this; }
         public Builder mtu(int v) { mtu = v; return this; }
         public Builder timeout(Duration v) { timeout = v; return this; }
         public Builder faults(FaultPlan v) { faults = v; return this; }

@@ -31,13 +31,36 @@ final class EnvironmentReader {
         if (local != null) {
             b.localWorldSize(parse(local, which(env, TORCHRUN_LOCAL_WORLD_SIZE, OMPI_LOCAL_SIZE)));
         }
+        for (String key : new String[] {TORCHRUN_LOCAL_RANK, OMPI_LOCAL_RANK, SLURM_LOCAL_RANK}) {
+            if (env.containsKey(key)) {
+                b.localRank(integer(env, key, -1));
+                break;
+            }
+        }
         String master = first(env, MASTER_ADDR, TORCHRUN_MASTER_ADDR);
         if (master != null) {
+            // "host:port" carries the port too, so a launcher needs to pass one variable only.
+            int colon = master.lastIndexOf(':');
+            if (colon > 0 && master.indexOf(':') == colon) {
+                b.masterPort(parse(master.substring(colon + 1), "master port in '" + master + "'"));
+                master = master.substring(0, colon);
+            }
             b.masterAddress(master).source("master address from " + which(env, MASTER_ADDR, TORCHRUN_MASTER_ADDR));
         }
         String port = first(env, MASTER_PORT, TORCHRUN_MASTER_PORT);
         if (port != null) {
             b.masterPort(parse(port, "master port"));
+        }
+        if (env.containsKey(HOSTS)) {
+            b.hosts(integer(env, HOSTS, 0));
+        }
+        if (env.containsKey(HIERARCHICAL)) {
+            String h = env.get(HIERARCHICAL).trim().toLowerCase(java.util.Locale.ROOT);
+            switch (h) {
+                case "auto", "on", "true", "1" -> b.hierarchical(true);
+                case "off", "false", "0" -> b.hierarchical(false);
+                default -> throw new IllegalArgumentException(HIERARCHICAL + " must be 'auto' or 'off', not '" + h + "'");
+            }
         }
         if (env.containsKey(ALGORITHM)) {
             b.algorithm(env.get(ALGORITHM).trim().toLowerCase(java.util.Locale.ROOT));

@@ -27,6 +27,10 @@ public final class EnvironmentVariables {
     public static final String ACK_TIMEOUT_MS = "NETREDUCE_ACK_TIMEOUT_MS";
     public static final String AGREEMENT = "NETREDUCE_AGREEMENT";
     public static final String TIMEOUT_SECONDS = "NETREDUCE_TIMEOUT_SECONDS";
+    /** Emulated hosts on one machine ({@link CommunicatorConfig#hosts()}). */
+    public static final String HOSTS = "NETREDUCE_HOSTS";
+    /** "off" runs the algorithm flat even where ranks share hosts ({@link CommunicatorConfig#hierarchical()}). */
+    public static final String HIERARCHICAL = "NETREDUCE_HIERARCHICAL";
 
     /** torchrun's, read when no {@code NETREDUCE_RANK}/{@code NETREDUCE_WORLD_SIZE} is set. */
     public static final String TORCHRUN_RANK = "RANK";
@@ -35,13 +39,17 @@ public final class EnvironmentVariables {
     public static final String TORCHRUN_MASTER_PORT = "MASTER_PORT";
     /** torchrun's count of ranks on this host. */
     public static final String TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE";
+    /** torchrun's index of this rank on its host. */
+    public static final String TORCHRUN_LOCAL_RANK = "LOCAL_RANK";
     /** Open MPI's. */
     public static final String OMPI_RANK = "OMPI_COMM_WORLD_RANK";
     public static final String OMPI_WORLD_SIZE = "OMPI_COMM_WORLD_SIZE";
     public static final String OMPI_LOCAL_SIZE = "OMPI_COMM_WORLD_LOCAL_SIZE";
+    public static final String OMPI_LOCAL_RANK = "OMPI_COMM_WORLD_LOCAL_RANK";
     /** Slurm's. */
     public static final String SLURM_RANK = "SLURM_PROCID";
     public static final String SLURM_WORLD_SIZE = "SLURM_NTASKS";
+    public static final String SLURM_LOCAL_RANK = "SLURM_LOCALID";
 
     private EnvironmentVariables() {
     }

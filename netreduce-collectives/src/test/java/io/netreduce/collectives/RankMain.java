@@ -16,7 +16,9 @@ import java.util.Random;
  * prints one line per size. With TEST_DIE_RANK equal to its rank it halts abruptly while the
  * others are inside the first all-reduce, as a crashed process would. With TEST_MISMATCH_RANK
  * equal to its rank it calls broadcast (root 0) instead of the first all-reduce: the same
- * length, another operation, which only the agreement check can see.
+ * length, another operation, which only the agreement check can see. TEST_VALUES=integers
+ * draws integer values (exact under any summation order, for hierarchical algorithms), and
+ * TEST_DIE_SIGNAL=KILL makes the dying rank send itself SIGKILL instead of halting.
  */
 public final class RankMain {
     private RankMain() {
@@ -33,10 +35,16 @@ public final class RankMain {
             System.out.println("rank " + c.rank() + " algorithm " + c.algorithm());
             for (String s : System.getenv("TEST_SIZES").split(",")) {
                 int n = Integer.parseInt(s);
-                float[] values = Tensors.random(new Random(seed * 1_000_003L + 31L * n + c.rank()), n);
+                Random random = new Random(seed * 1_000_003L + 31L * n + c.rank());
+                float[] values = "integers".equals(System.getenv("TEST_VALUES")) ? Tensors.integers(random, n)
+                        : Tensors.random(random, n);
                 FloatBuffer t = Tensors.make(c.rank() % 2 == 0 ? Tensors.Kind.DIRECT : Tensors.Kind.HEAP, values);
                 if (c.rank() == die) {
                     Thread.sleep(500);
+                    if ("KILL".equals(System.getenv("TEST_DIE_SIGNAL"))) {
+                        new ProcessBuilder("kill", "-KILL", String.valueOf(ProcessHandle.current().pid())).start();
+                        Thread.sleep(60_000);
+                    }
                     Runtime.getRuntime().halt(3);
                 }
                 long t0 = System.nanoTime();

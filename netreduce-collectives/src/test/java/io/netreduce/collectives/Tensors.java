@@ -46,6 +46,28 @@ public final class Tensors {
         return v;
     }
 
+    /** Integers in [-1000, 1000]: their float sums are exact in any order, for up to 16 000 ranks. */
+    public static float[] integers(Random random, int n) {
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = random.nextInt(2001) - 1000;
+        }
+        return v;
+    }
+
+    /** The exact sum of every rank's tensor, computed in long arithmetic (for integer-valued tensors). */
+    public static float[] exactSum(float[][] inputs) {
+        float[] out = new float[inputs[0].length];
+        for (int i = 0; i < out.length; i++) {
+            long s = 0;
+            for (float[] in : inputs) {
+                s += (long) in[i];
+            }
+            out[i] = s;
+        }
+        return out;
+    }
+
     /** netreduce: the switch sums in rank order, ((x0 + x1) + x2) + ... */
     public static float[] rankOrderSum(float[][] inputs) {
         int n = inputs[0].length;

@@ -13,33 +13,69 @@ import java.time.Duration;
 
 /**
  * What an algorithm gets when it joins a group: the configuration, this rank's place, the
- * transport's capabilities, and a private corner of the rendezvous store to set itself up
- * through (each join attempt its own key prefix, so a fallback after a failed attempt never
- * reads the failed one's keys).
+ * transport's capabilities, which ranks share hosts, and a private corner of the rendezvous
+ * store to set itself up through (each join attempt its own key prefix, so a fallback after a
+ * failed attempt never reads the failed one's keys).
+ *
+ * <p>The group may be a part of the communicator's ({@link #across}): then {@link #rank()}
+ * and {@link #size()} are this rank's place in the part, while the device address and the
+ * failure messages stay those of the communicator's rank.
  */
 public final class GroupContext {
     private final CommunicatorConfig config;
     private final StoreClient store;
     private final String prefix;
     private final TransportCapabilities transport;
+    private final HostLayout layout;
+    private final int rank;
+    private final int size;
 
-    public GroupContext(CommunicatorConfig config, StoreClient store, int attempt) {
+    public GroupContext(CommunicatorConfig config, StoreClient store, int attempt, HostLayout layout) {
+        this(config, store, "join/" + attempt + "/", layout, config.rank(), config.worldSize());
+    }
+
+    private GroupContext(CommunicatorConfig config, StoreClient store, String prefix, HostLayout layout, int rank,
+                         int size) {
         this.config = config;
         this.store = store;
-        this.prefix = "join/" + attempt + "/";
+        this.prefix = prefix;
         this.transport = Verbs.provider(config.transport()).capabilities();
+        this.layout = layout;
+        this.rank = rank;
+        this.size = size;
+    }
+
+    /**
+     * The group of the ranks at this rank's local position on every host, one per host, in
+     * host order: where a hierarchical algorithm runs its inter-host part.
+     */
+    public GroupContext across() {
+        int me = config.rank();
+        return new GroupContext(config, store, prefix + "across-" + layout.localRank(me) + "/", layout,
+                layout.host(me), layout.hosts());
+    }
+
+    /** Which ranks of the communicator share hosts. */
+    public HostLayout hosts() {
+        return layout;
+    }
+
+    /** A key of this join attempt's corner of the store, for {@link #publish}/{@link #await} by other parts. */
+    public String key(String name) {
+        return prefix + name;
     }
 
     public CommunicatorConfig config() {
         return config;
     }
 
+    /** This rank's place in the group (the communicator's rank unless this is a part of it). */
     public int rank() {
-        return config.rank();
+        return rank;
     }
 
     public int size() {
-        return config.worldSize();
+        return size;
     }
 
     public Duration timeout() {
@@ -64,7 +100,7 @@ public final class GroupContext {
         return idleNanos -> {
             String failure = store.failure();
             if (failure != null) {
-                throw new HostException("rank " + rank() + ": the group failed while joining: " + failure);
+                throw new HostException("rank " + config.rank() + ": the group failed while joining: " + failure);
             }
         };
     }
@@ -80,7 +116,7 @@ public final class GroupContext {
      */
     public FaultPlan rankFaults() {
         FaultPlan f = config.faults();
-        return f.isNone() ? f : new FaultPlan(f.seed() * 31 + rank(), f.loss(), f.duplicate(), f.reorder(), f.corrupt());
+        return f.isNone() ? f : new FaultPlan(f.seed() * 31 + config.rank(), f.loss(), f.duplicate(), f.reorder(), f.corrupt());
     }
 
     /**
@@ -93,7 +129,7 @@ public final class GroupContext {
             return config.localWorldSize();
         }
         try {
-            return InetAddress.getByName(config.masterAddress()).isLoopbackAddress() ? size() : 1;
+            return InetAddress.getByName(config.masterAddress()).isLoopbackAddress() ? config.worldSize() : 1;
         } catch (UnknownHostException e) {
             return 1;
         }
@@ -110,10 +146,10 @@ public final class GroupContext {
         }
         try {
             if (InetAddress.getByName(config.masterAddress()).isLoopbackAddress()) {
-                if (rank() > 250) {
+                if (config.rank() > 250) {
                     throw new IllegalArgumentException("more than 251 ranks on one machine: set " + EnvironmentVariables.LOCAL_ADDR);
                 }
-                return config.loopbackPrefix() + (rank() + 2);
+                return config.loopbackPrefix() + (config.rank() + 2);
             }
             return InetAddress.getLocalHost().getHostAddress();
         } catch (UnknownHostException e) {

@@ -13,6 +13,8 @@ import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
+import io.netreduce.collectives.algorithm.HostLayout;
+import io.netreduce.collectives.algorithm.hierarchical.HierarchicalAlgorithm;
 import io.netreduce.collectives.algorithm.ProgressGuard;
 import io.netreduce.collectives.algorithm.SingleRankAlgorithm;
 import io.netreduce.collectives.algorithm.Traffic;
@@ -139,13 +141,19 @@ public final class GroupCommunicator implements Communicator {
                 server = new StoreServer(master, config.worldSize());
             }
             store = StoreClient.connect(master, config.rank(), config.timeout());
+            HostLayout layout = HostLayout.discover(config, store);
+            algorithm = arrange(config, layout, algorithm);
             try {
-                algorithm.join(new GroupContext(config, store, 0));
+                algorithm.join(new GroupContext(config, store, 0, layout));
             } catch (AlgorithmUnavailableException e) {
                 String reason = "algorithm '" + algorithm.name() + "' cannot run for this group: " + e.getMessage();
-                algorithm = fallback(config, algorithm, transport, reason);
+                algorithm = arrange(config, layout, fallback(config, flat(algorithm), transport, reason));
                 description = fellBack(algorithm, requested, e.getMessage());
-                joinFallback(algorithm, config, store);
+                joinFallback(algorithm, config, store, layout);
+            }
+            if (algorithm instanceof HierarchicalAlgorithm h) {
+                description = h.describe() + (description.equals(requested.name()) ? ""
+                        : description.substring(description.indexOf(' ')));
             }
             GroupCommunicator c = new GroupCommunicator(config, algorithm, description, transport, server, store);
             c.awaitEveryoneReady();
@@ -195,9 +203,46 @@ public final class GroupCommunicator implements Communicator {
         return now.name() + " (fallback from " + requested.name() + ": " + reason + ")";
     }
 
-    private static void joinFallback(CollectiveAlgorithm fallback, CommunicatorConfig config, StoreClient store) {
+    /**
+     * {@code algorithm} itself, or a {@link HierarchicalAlgorithm} running it between hosts
+     * when ranks share hosts (every host the same number of them) and the configuration allows it.
+     */
+    private static CollectiveAlgorithm arrange(CommunicatorConfig config, HostLayout layout,
+                                               CollectiveAlgorithm algorithm) {
+        int perHost = layout.ranksPerHost();
+        if (perHost == 1) {
+            return algorithm;
+        }
+        if (!config.hierarchical()) {
+            if (config.rank() == 0) {
+                LOG.info("rank 0: ranks share hosts ({}) but {}=off: {} runs flat over every rank", layout,
+                        EnvironmentVariables.HIERARCHICAL, algorithm.name());
+            }
+            return algorithm;
+        }
+        if (perHost < 0) {
+            if (config.rank() == 0) {
+                LOG.info("rank 0: hosts hold different numbers of ranks ({}), so {} runs flat over every rank",
+                        layout, algorithm.name());
+            }
+            return algorithm;
+        }
+        if (config.rank() == 0) {
+            LOG.info("rank 0: {} ({}): shared memory within each host, {} across hosts", layout, layout.source(),
+                    algorithm.name());
+        }
+        return new HierarchicalAlgorithm(algorithm);
+    }
+
+    /** The algorithm a hierarchical one runs between hosts, or {@code a} itself. */
+    private static CollectiveAlgorithm flat(CollectiveAlgorithm a) {
+        return a instanceof HierarchicalAlgorithm h ? h.across() : a;
+    }
+
+    private static void joinFallback(CollectiveAlgorithm fallback, CommunicatorConfig config, StoreClient store,
+                                     HostLayout layout) {
         try {
-            fallback.join(new GroupContext(config, store, 1));
+            fallback.join(new GroupContext(config, store, 1, layout));
         } catch (AlgorithmUnavailableException e) {
             throw new CollectiveException("rank " + config.rank() + ": the fallback algorithm '" + fallback.name()
                     + "' cannot run either: " + e.getMessage(), e);

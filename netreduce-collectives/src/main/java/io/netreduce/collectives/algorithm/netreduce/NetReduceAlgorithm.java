@@ -148,9 +148,9 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
         int ringId = 1 + ThreadLocalRandom.current().nextInt(Integer.MAX_VALUE - 1);
         try {
             new SwitchControlClient(c.switchControl(), c.timeout()).createRing(
-                    RingSpec.fp32(ringId, c.worldSize(), c.window(), c.messageBytes(), c.mtu()), List.of());
+                    RingSpec.fp32(ringId, g.size(), c.window(), c.messageBytes(), c.mtu()), List.of());
             LOG.info("rank 0: switch {} created ring {} for {} ranks (window {}, {} B messages, MTU {})",
-                    c.switchControl(), Integer.toUnsignedString(ringId), c.worldSize(), c.window(), c.messageBytes(),
+                    c.switchControl(), Integer.toUnsignedString(ringId), g.size(), c.window(), c.messageBytes(),
                     c.mtu());
             return READY + Integer.toUnsignedString(ringId);
         } catch (SwitchControlClient.Refused e) {

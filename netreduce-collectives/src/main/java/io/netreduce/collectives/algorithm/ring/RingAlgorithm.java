@@ -11,6 +11,7 @@ import io.netreduce.collectives.algorithm.RingConnections;
 import io.netreduce.collectives.algorithm.ScratchTensor;
 import io.netreduce.collectives.algorithm.SumCollectives;
 import io.netreduce.collectives.algorithm.TensorMemory;
+import io.netreduce.collectives.algorithm.kernel.ReductionKernel;
 import io.netreduce.collectives.algorithm.Traffic;
 import io.netreduce.verbs.TransportCapabilities;
 import java.nio.ByteBuffer;

@@ -3,6 +3,7 @@ package io.netreduce.collectives.algorithm.ring;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.CallHeader;
 import io.netreduce.collectives.algorithm.CallMismatchException;
+import io.netreduce.collectives.algorithm.kernel.ReductionKernel;
 import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.CompletionPump;
 import io.netreduce.collectives.algorithm.MessagePlan;

@@ -1,4 +1,4 @@
-package io.netreduce.collectives.algorithm.ring;
+package io.netreduce.collectives.algorithm.kernel;
 
 import io.netreduce.collectives.RankJvmOptions;
 import io.netreduce.collectives.ReduceOp;
@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ring's inner loop: {@code out[i] = received[i] op local[i]} over float32 elements of
- * direct buffers (the staging ring, the input tensor and the output tensor of one
- * operation). At P = 2 this sum is about a tenth of an all-reduce's CPU and sits on its
+ * The hosts' inner loop: {@code out[i] = received[i] op local[i]} over float32 elements of
+ * direct buffers (for the ring: its staging ring, the input tensor and the output tensor of
+ * one operation; for shared memory: the peers' segments). At P = 2 the ring's this sum is about a tenth of an all-reduce's CPU and sits on its
  * critical path (each summed message is forwarded next), so its speed shows directly in
  * busbw.
  *
@@ -22,10 +22,10 @@ import org.slf4j.LoggerFactory;
  * vectorises by itself. Both give the same bits: each element is one IEEE operation on the
  * same two operands.
  *
- * <p>One instance per ring (it keeps per-operation views and scratch blocks); not
+ * <p>One instance per user (it keeps per-operation views and scratch blocks); not
  * thread-safe.
  */
-abstract class ReductionKernel {
+public abstract class ReductionKernel {
     static final String VECTOR_MODULE = RankJvmOptions.VECTOR_MODULE;
     /** System property: {@code false} keeps the array kernel even where the module is present. */
     static final String VECTOR_PROPERTY = "netreduce.vectorSum";
@@ -42,7 +42,7 @@ abstract class ReductionKernel {
     }
 
     /** The fastest kernel this JVM can run. */
-    static ReductionKernel create() {
+    public static ReductionKernel create() {
         return Choice.VECTOR ? new VectorReductionKernel() : new ArrayReductionKernel();
     }
 
@@ -50,7 +50,7 @@ abstract class ReductionKernel {
      * True if the Vector API module is in this JVM's boot layer, C2 compiles it, its kernel
      * loads and {@value #VECTOR_PROPERTY} is not {@code false}.
      */
-    static boolean vectorAvailable() {
+    public static boolean vectorAvailable() {
         return Choice.VECTOR;
     }
 
@@ -125,11 +125,11 @@ abstract class ReductionKernel {
      * {@code 4i} in {@link io.netreduce.wire.ina.InaHeader#PAYLOAD_ORDER}. {@code local} and
      * {@code out} are the same buffer for an in-place operation.
      */
-    abstract void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out);
+    public abstract void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out);
 
     /**
      * {@code out[o + i] = received[r + i] op local[l + i]} for {@code i < count}; SUM and AVG
      * add (AVG divides once the ring is done).
      */
-    abstract void apply(ReduceOp op, int r, int l, int o, int count);
+    public abstract void apply(ReduceOp op, int r, int l, int o, int count);
 }

@@ -1,4 +1,4 @@
-package io.netreduce.collectives.algorithm.ring;
+package io.netreduce.collectives.algorithm.kernel;
 
 import io.netreduce.collectives.ReduceOp;
 import java.nio.ByteBuffer;
@@ -20,14 +20,14 @@ final class ArrayReductionKernel extends ReductionKernel {
     private FloatBuffer out;
 
     @Override
-    void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out) {
+    public void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out) {
         this.received = received.asFloatBuffer();
         this.local = received == local ? this.received : local.asFloatBuffer();
         this.out = out == local ? this.local : out.asFloatBuffer();
     }
 
     @Override
-    void apply(ReduceOp op, int r, int l, int o, int count) {
+    public void apply(ReduceOp op, int r, int l, int o, int count) {
         for (int done = 0; done < count; done += BLOCK) {
             int m = Math.min(BLOCK, count - done);
             received.get(r + done, a, 0, m);

@@ -1,4 +1,4 @@
-package io.netreduce.collectives.algorithm.ring;
+package io.netreduce.collectives.algorithm.kernel;
 
 import io.netreduce.wire.ina.InaHeader;
 
@@ -30,14 +30,14 @@ final class VectorReductionKernel extends ReductionKernel {
     }
 
     @Override
-    void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out) {
+    public void bind(ByteBuffer received, ByteBuffer local, ByteBuffer out) {
         this.received = received;
         this.local = local;
         this.out = out;
     }
 
     @Override
-    void apply(ReduceOp op, int r, int l, int o, int count) {
+    public void apply(ReduceOp op, int r, int l, int o, int count) {
         int vectors = SPECIES.loopBound(count);
         switch (op) {
             case MAX -> max(4 * r, 4 * l, 4 * o, vectors);

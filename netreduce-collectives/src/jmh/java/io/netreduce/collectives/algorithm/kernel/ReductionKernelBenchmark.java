@@ -1,4 +1,4 @@
-package io.netreduce.collectives.algorithm.ring;
+package io.netreduce.collectives.algorithm.kernel;
 
 import io.netreduce.wire.ina.InaHeader;
 
