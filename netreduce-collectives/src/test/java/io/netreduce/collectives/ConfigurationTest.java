@@ -89,6 +89,40 @@ class ConfigurationTest {
     }
 
     @Test
+    void readsHostGroupingFromLaunchersAndSettings() {
+        CommunicatorConfig torchrun = CommunicatorConfig.fromEnvironment(Map.of("RANK", "5", "WORLD_SIZE", "8",
+                "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "4"));
+        assertEquals(1, torchrun.localRank());
+        assertEquals(4, torchrun.localWorldSize());
+        CommunicatorConfig mpi = CommunicatorConfig.fromEnvironment(Map.of("OMPI_COMM_WORLD_RANK", "3",
+                "OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_LOCAL_RANK", "3", "OMPI_COMM_WORLD_LOCAL_SIZE", "4",
+                "NETREDUCE_MASTER_ADDR", "node0:4000"));
+        assertEquals(3, mpi.localRank());
+        assertEquals("node0", mpi.masterAddress());
+        assertEquals(4000, mpi.masterPort());
+        CommunicatorConfig slurm = CommunicatorConfig.fromEnvironment(Map.of("SLURM_PROCID", "5", "SLURM_NTASKS", "6",
+                "SLURM_LOCALID", "2"));
+        assertEquals(2, slurm.localRank());
+        CommunicatorConfig none = CommunicatorConfig.fromEnvironment(Map.of("RANK", "0", "WORLD_SIZE", "2"));
+        assertEquals(-1, none.localRank());
+        assertEquals(0, none.hosts());
+        assertTrue(none.hierarchical());
+        CommunicatorConfig emulated = CommunicatorConfig.fromEnvironment(Map.of("RANK", "0", "WORLD_SIZE", "6",
+                "NETREDUCE_HOSTS", "3", "NETREDUCE_HIERARCHICAL", "off"));
+        assertEquals(3, emulated.hosts());
+        assertEquals(false, emulated.hierarchical());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "0", "WORLD_SIZE", "6", "NETREDUCE_HOSTS", "4")));
+        assertTrue(e.getMessage().contains("divide"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "0",
+                "WORLD_SIZE", "2", "NETREDUCE_HIERARCHICAL", "sometimes")));
+        assertTrue(e.getMessage().contains("NETREDUCE_HIERARCHICAL"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "0",
+                "WORLD_SIZE", "4", "LOCAL_RANK", "2", "LOCAL_WORLD_SIZE", "2")));
+        assertTrue(e.getMessage().contains("local rank"), e.getMessage());
+    }
+
+    @Test
     void badValuesAreRejectedSayingWhich() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> CommunicatorConfig.fromEnvironment(Map.of("RANK", "x", "WORLD_SIZE", "2")));
