@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,27 +35,16 @@ class HierarchicalTest {
 
     @TempDir
     Path dir;
-    private Path shm;
+    private ShmTestDirectory shm;
 
     @BeforeEach
     void segmentsDirectory() throws IOException {
-        shm = Files.createTempDirectory(Path.of("/dev/shm"), "netreduce-test-");
+        shm = new ShmTestDirectory();
     }
 
     @AfterEach
-    void removeSegmentsDirectory() throws IOException {
-        try (Stream<Path> files = Files.list(shm)) {
-            for (Path f : files.toList()) {
-                Files.deleteIfExists(f);
-            }
-        }
-        Files.deleteIfExists(shm);
-    }
-
-    private List<String> leftSegments() throws IOException {
-        try (Stream<Path> files = Files.list(shm)) {
-            return files.map(f -> f.getFileName().toString()).toList();
-        }
+    void removeSegmentsDirectory() {
+        shm.close();
     }
 
     private RankProcesses run(String algorithm, String transport, int hosts, RealSwitch sw, int[] sizes,
@@ -75,7 +63,7 @@ class HierarchicalTest {
             env.put("NETREDUCE_SWITCH_CONTROL", sw.control().toString());
         }
         env.putAll(extra);
-        return RankProcesses.start(dir, P, env, "-Dnetreduce.shm.dir=" + shm);
+        return RankProcesses.start(dir, P, env, shm.jvmOption());
     }
 
     private void assertExact(RankProcesses ps, int[] sizes, String algorithmLine) throws Exception {
@@ -93,7 +81,7 @@ class HierarchicalTest {
                 assertArrayEquals(expected, ps.result(r, n), "seed " + SEED + ", n=" + n + ", rank " + r);
             }
         }
-        assertEquals(List.of(), leftSegments(), "segments left in " + shm);
+        assertEquals(List.of(), shm.files(), "segments left in " + shm.path());
     }
 
     @Test
@@ -103,7 +91,20 @@ class HierarchicalTest {
              RankProcesses ps = run("netreduce", "soft", 2, sw, sizes, Map.of())) {
             assertExact(ps, sizes, "algorithm hierarchical-netreduce: shared memory within 2 hosts × 2 ranks, "
                     + "2 netreduce rings across hosts");
+            // Each host sends its tensor once (its two ranks half of it each), plus headers and ACKs.
+            long tensorBytes = 4L * java.util.Arrays.stream(sizes).asLongStream().sum();
+            for (int host = 0; host < 2; host++) {
+                long sent = bytesSent(ps, 2 * host) + bytesSent(ps, 2 * host + 1);
+                assertTrue(sent >= tensorBytes && sent < 1.1 * tensorBytes, "host " + host + " sent " + sent
+                        + " bytes for " + tensorBytes + " bytes of tensors");
+            }
         }
+    }
+
+    private static long bytesSent(RankProcesses ps, int rank) throws IOException {
+        Matcher m = Pattern.compile("bytes sent (\\d+)").matcher(ps.log(rank));
+        assertTrue(m.find(), ps.log(rank));
+        return Long.parseLong(m.group(1));
     }
 
     @Test
@@ -128,7 +129,7 @@ class HierarchicalTest {
         // A file as a process that died before unlinking its segment leaves: the next run removes it.
         Process gone = new ProcessBuilder("true").start();
         gone.waitFor();
-        Path stale = Files.write(shm.resolve("netreduce-" + gone.pid() + "-0"), new byte[4096]);
+        Path stale = Files.write(shm.path().resolve("netreduce-" + gone.pid() + "-0"), new byte[4096]);
         int dead = 3;
         try (RankProcesses ps = run("ring", "tcp", 1, null, new int[] {4 << 20}, Map.of("TEST_DIE_RANK",
                 String.valueOf(dead), "TEST_DIE_SIGNAL", "KILL"))) {
@@ -151,6 +152,6 @@ class HierarchicalTest {
             assertEquals(3, failed.size());
         }
         assertTrue(Files.notExists(stale), "the dead process's segment " + stale + " was not removed");
-        assertEquals(List.of(), leftSegments(), "segments left in " + shm);
+        assertEquals(List.of(), shm.files(), "segments left in " + shm.path());
     }
 }

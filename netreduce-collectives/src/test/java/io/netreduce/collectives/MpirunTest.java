@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -53,13 +52,12 @@ class MpirunTest {
     void ranksLaunchedByMpirunTakeTheirPlaceFromItsEnvironment() throws Exception {
         String mpirun = mpirun();
         int[] sizes = {1, 4097, (1 << 20) + 7};
-        Path shm = Files.createTempDirectory(Path.of("/dev/shm"), "netreduce-test-");
-        try {
+        try (ShmTestDirectory shm = new ShmTestDirectory()) {
             List<String> cmd = new ArrayList<>(List.of(mpirun, "--oversubscribe", "-np", String.valueOf(P),
                     "-x", "NETREDUCE_MASTER_ADDR", "-x", "TEST_SEED", "-x", "TEST_SIZES", "-x", "TEST_OUT",
                     "-x", "TEST_VALUES",
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-                    "-Dnetreduce.shm.dir=" + shm, "-cp", System.getProperty("java.class.path"),
+                    shm.jvmOption(), "-cp", System.getProperty("java.class.path"),
                     RankMain.class.getName()));
             ProcessBuilder pb = new ProcessBuilder(cmd);
             Map<String, String> env = pb.environment();
@@ -97,16 +95,7 @@ class MpirunTest {
                             + ", rank " + r);
                 }
             }
-            try (Stream<Path> left = Files.list(shm)) {
-                assertEquals(List.of(), left.toList(), "segments left behind");
-            }
-        } finally {
-            try (Stream<Path> left = Files.list(shm)) {
-                for (Path f : left.toList()) {
-                    Files.deleteIfExists(f);
-                }
-            }
-            Files.deleteIfExists(shm);
+            assertEquals(List.of(), shm.files(), "segments left behind");
         }
     }
 }

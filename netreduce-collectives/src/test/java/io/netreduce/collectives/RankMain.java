@@ -62,6 +62,7 @@ public final class RankMain {
                 System.out.println("n=" + n + " ok " + (System.nanoTime() - t0) / 1000 + " us");
                 write(out.resolve("rank-" + c.rank() + "-" + n + ".bin"), t);
             }
+            System.out.println("bytes sent " + c.counters().bytesSent());
         } catch (CollectiveException e) {
             System.out.println("FAILED " + e.getMessage());
             System.exit(2);
