@@ -35,8 +35,14 @@ public final class SwitchServer implements AutoCloseable {
      */
     public static SwitchServer start(InetSocketAddress data, InetSocketAddress control, long memoryBudgetBytes)
             throws IOException {
+        return start(data, control, memoryBudgetBytes, true);
+    }
+
+    /** As {@link #start(InetSocketAddress, InetSocketAddress, long)}; {@code nativeIo} false keeps the Netty data plane. */
+    public static SwitchServer start(InetSocketAddress data, InetSocketAddress control, long memoryBudgetBytes,
+                                     boolean nativeIo) throws IOException {
         AggregationEngine engine = new AggregationEngine(memoryBudgetBytes);
-        DataPlane dp = new DataPlane(engine, data);
+        DataPlane dp = DataPlane.open(engine, data, nativeIo);
         try {
             ControlPlane cp = new ControlPlane(engine, control);
             LOG.info("NetReduce switch up: data {}, control {}, aggregator memory budget {} bytes",

@@ -1,9 +1,13 @@
 package io.netreduce.netswitch.control;
 
+import io.netreduce.netswitch.dataplane.DataPlane;
 import io.netreduce.netswitch.engine.AggregationEngine;
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.netswitch.engine.SwitchCounters.Counter;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 
 /** Renders the switch's counters in the Prometheus text exposition format (version 0.0.4). */
 final class Metrics {
@@ -51,7 +55,24 @@ final class Metrics {
         gauge(b, "netreduce_switch_aggregator_memory_free_bytes", "aggregator memory budget still free",
                 engine.memoryBudget() - used);
         gauge(b, "netreduce_switch_rings", "rings configured", engine.rings().size());
+        b.append("# HELP netreduce_switch_dataplane_cpu_seconds_total CPU time of the data-plane thread\n");
+        b.append("# TYPE netreduce_switch_dataplane_cpu_seconds_total counter\n");
+        b.append("netreduce_switch_dataplane_cpu_seconds_total ").append(dataPlaneCpuNanos() / 1e9).append('\n');
         return b.toString();
+    }
+
+    /** The data-plane thread's CPU time (0 if it is not found, or the JVM cannot tell), looked up per scrape. */
+    private static long dataPlaneCpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        if (!threads.isThreadCpuTimeSupported()) {
+            return 0;
+        }
+        for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+            if (t != null && DataPlane.THREAD_NAME.equals(t.getThreadName())) {
+                return Math.max(0, threads.getThreadCpuTime(t.getThreadId()));
+            }
+        }
+        return 0;
     }
 
     private static void counter(StringBuilder b, String name, String help, long v) {

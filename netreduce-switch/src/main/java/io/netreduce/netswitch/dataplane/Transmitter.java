@@ -1,6 +1,5 @@
 package io.netreduce.netswitch.dataplane;
 
-import io.netreduce.wire.udp.GsoLimits;
 
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
@@ -18,15 +17,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Hands the engine's output to the switch socket in batches: {@link #queue} writes the
- * datagrams of an {@link OutputBatch} to the channel without flushing, {@link #flush()}
+ * Hands the engine's output to the switch's Netty channel in batches: {@link #queue} writes
+ * the datagrams of an {@link OutputBatch} to the channel without flushing, {@link #flush()}
  * sends everything queued with one {@code sendmmsg} (Netty's epoll transport writes all
  * pending datagram messages in one call).
  *
- * <p>The datagrams are grouped by destination, keeping each destination's order: a
- * completion emits one packet to each of P distinct hosts, but a read batch completes many
- * packet positions, so each host is owed a run of packets. With UDP GSO, consecutive packets
- * of one run that have the same length (a shorter one may end it) leave as a single
+ * <p>The datagrams go in {@link DestinationRuns}: with UDP GSO, each run leaves as a single
  * super-datagram which the kernel cuts into datagrams (and a receiver with GRO takes in
  * one read). Each run is copied once into a pooled direct buffer: the output batch is reused
  * at once, while Netty may keep a write pending until the socket has room; the copy costs
@@ -43,11 +39,8 @@ final class Transmitter {
     private final ByteBufAllocator allocator;
     private final SwitchCounters counters;
     private final DestinationCache destinations = new DestinationCache();
-    private final int maxSegments;
-    /** Per datagram of the batch being queued: already part of a run. */
-    private boolean[] taken = new boolean[0];
-    /** Indices of the run being built. */
-    private int[] run = new int[GsoLimits.MAX_SEGMENTS];
+    private final DestinationRuns runs;
+    private final DestinationRuns.Sink sink = this::send;
     private boolean dirty;
     private volatile long writes;
     /** Counts a write the kernel refused (a GSO run counts once: the packets are not known here). */
@@ -58,7 +51,7 @@ final class Transmitter {
         this.channel = channel;
         this.allocator = allocator;
         this.counters = counters;
-        this.maxSegments = gso ? GsoLimits.MAX_SEGMENTS : 1;
+        this.runs = new DestinationRuns(gso);
         this.onWritten = f -> {
             if (!f.isSuccess()) {
                 counters.recordDrop(DropReason.SEND_FAILED);
@@ -69,56 +62,14 @@ final class Transmitter {
 
     /** Writes (without flushing) every datagram of {@code out}, then clears it. */
     void queue(OutputBatch out) {
-        int n = out.size();
-        if (n == 0) {
-            return;
+        if (out.size() > 0) {
+            runs.cut(out, sink);
+            out.clear();
         }
-        if (taken.length < n) {
-            taken = new boolean[out.capacity()];
-        }
-        java.util.Arrays.fill(taken, 0, n, false);
-        for (int first = 0; first < n; first++) {
-            if (taken[first]) {
-                continue;
-            }
-            int ip = out.ip(first);
-            int port = out.port(first);
-            InetSocketAddress to = destinations.get(ip, port);
-            // Every datagram for this destination, in order, as GSO runs.
-            int runLength = 0;
-            int segment = 0;
-            int bytes = 0;
-            for (int i = first; i < n; i++) {
-                if (taken[i] || out.ip(i) != ip || out.port(i) != port) {
-                    continue;
-                }
-                taken[i] = true;
-                int length = out.length(i);
-                if (runLength > 0 && (length > segment || runLength == maxSegments
-                        || !GsoLimits.fits(runLength, bytes, length))) {
-                    send(out, runLength, segment, bytes, to);
-                    runLength = 0;
-                }
-                if (runLength == 0) {
-                    segment = length;
-                    bytes = 0;
-                }
-                run[runLength++] = i;
-                bytes += length;
-                if (length < segment) {
-                    // A shorter segment can only be the last of a GSO batch.
-                    send(out, runLength, segment, bytes, to);
-                    runLength = 0;
-                }
-            }
-            if (runLength > 0) {
-                send(out, runLength, segment, bytes, to);
-            }
-        }
-        out.clear();
     }
 
-    private void send(OutputBatch out, int runLength, int segment, int bytes, InetSocketAddress to) {
+    private void send(OutputBatch out, int[] run, int runLength, int segment, int bytes, int ip, int port) {
+        InetSocketAddress to = destinations.get(ip, port);
         if (!channel.isWritable()) {
             // The socket has not taken what was written before: drop rather than queue without bound.
             counters.recordDrops(DropReason.SEND_FAILED, runLength);

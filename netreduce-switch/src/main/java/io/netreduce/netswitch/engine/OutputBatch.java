@@ -11,6 +11,7 @@ public final class OutputBatch {
     /** BTH + ImmDt + a 4096-byte payload + ICRC, with room to spare. */
     public static final int MAX_DATAGRAM = 4096 + 64;
 
+    private final ByteBuffer block;
     private final ByteBuffer[] buffers;
     private final int[] ips;
     private final int[] ports;
@@ -24,7 +25,7 @@ public final class OutputBatch {
                     + RingConfig.MAX_RANKS + " packets): " + capacity);
         }
         buffers = new ByteBuffer[capacity];
-        ByteBuffer block = direct ? ByteBuffer.allocateDirect(capacity * MAX_DATAGRAM)
+        block = direct ? ByteBuffer.allocateDirect(capacity * MAX_DATAGRAM)
                 : ByteBuffer.allocate(capacity * MAX_DATAGRAM);
         for (int i = 0; i < capacity; i++) {
             block.limit((i + 1) * MAX_DATAGRAM).position(i * MAX_DATAGRAM);
@@ -61,6 +62,16 @@ public final class OutputBatch {
         ports[count] = port;
         lengths[count] = length;
         count++;
+    }
+
+    /** The memory of every slot: datagram {@code i} starts at {@link #offset(int)} in it. */
+    public ByteBuffer block() {
+        return block;
+    }
+
+    /** Where datagram {@code i} starts in {@link #block()}. */
+    public int offset(int i) {
+        return i * MAX_DATAGRAM;
     }
 
     /** Datagram {@code i}: its bytes are [0, {@link #length(int)}) of this buffer. */

@@ -32,7 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A running switch (real UDP data plane, real HTTP control plane) with a ring of hosts on
  * loopback addresses sending crafted RoCEv2 datagrams: the RC-free half of the end-to-end
- * story, and the fuzz target.
+ * story, and the fuzz target. It runs on the native data plane where its library loads
+ * (it must under CI=true); {@link SwitchOverNettyUdpTest} runs every test again on the
+ * Netty path.
  */
 @Timeout(120)
 class SwitchOverUdpTest {
@@ -41,10 +43,18 @@ class SwitchOverUdpTest {
     private SwitchServer server;
     private ControlClient control;
 
+    /** True to run on the native data plane (where it loads). */
+    boolean nativeIo() {
+        if ("true".equals(System.getenv("CI"))) {
+            assertTrue(io.netreduce.wire.udp.NativeUdp.available(), io.netreduce.wire.udp.NativeUdp.describe());
+        }
+        return true;
+    }
+
     @BeforeEach
     void start() throws Exception {
         server = SwitchServer.start(new InetSocketAddress(UdpRingHosts.inet(NET | 100), 0),
-                new InetSocketAddress("127.0.0.1", 0), 64L << 20);
+                new InetSocketAddress("127.0.0.1", 0), 64L << 20, nativeIo());
         control = new ControlClient(server.controlAddress());
     }
 

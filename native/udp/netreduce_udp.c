@@ -1,0 +1,200 @@
+/*
+ * Batched UDP I/O for the JVM: recvmmsg with UDP GRO and sendmmsg with UDP GSO straight
+ * from and into direct buffers, for io.netreduce.wire.udp.NativeUdp. No allocation, no
+ * copy: the kernel reads and writes the Java buffers through iovecs.
+ *
+ * Receive metadata, per message, 4 ints: payload length, source IPv4 (host order), source
+ * port, segment size (GRO's gso_size, or the length when the kernel did not coalesce).
+ * Send plan, per run: ip, port, segment size (0: one plain datagram), n, then n pairs of
+ * (offset, length) into the send buffer; a run of n > 1 leaves as one GSO super-datagram.
+ */
+#define _GNU_SOURCE
+#include <jni.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+
+#define MAX_MSGS 256
+#define MAX_IOVS 4096
+#define CMSG_SPACE_INT CMSG_SPACE(sizeof(int))
+
+static int fail(void) { return -errno; }
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_open0(JNIEnv *env, jclass c, jint ip, jint port,
+                                                                  jint rcvbuf, jint sndbuf, jboolean gro) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fail();
+    int one = 1;
+    if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    if (sndbuf > 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t) port);
+    a.sin_addr.s_addr = htonl((uint32_t) ip);
+    if (bind(fd, (struct sockaddr *) &a, sizeof a) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_localPort0(JNIEnv *env, jclass c, jint fd) {
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    if (getsockname(fd, (struct sockaddr *) &a, &len) != 0) return fail();
+    return ntohs(a.sin_port);
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_close0(JNIEnv *env, jclass c, jint fd) {
+    return close(fd) == 0 ? 0 : fail();
+}
+
+/* Waits up to timeoutMillis for fd to become readable (events POLLIN) or writable (POLLOUT): 1, 0 on timeout, -errno. */
+static int await(int fd, short events, int timeoutMillis) {
+    struct pollfd p = {.fd = fd, .events = events};
+    int r = poll(&p, 1, timeoutMillis);
+    if (r < 0) return errno == EINTR ? 0 : -errno;
+    return r;
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_receive0(JNIEnv *env, jclass c, jint fd, jobject buffer,
+                                                                     jint slotBytes, jint slots, jobject meta,
+                                                                     jint timeoutMillis) {
+    char *base = (*env)->GetDirectBufferAddress(env, buffer);
+    int32_t *m = (*env)->GetDirectBufferAddress(env, meta);
+    if (base == NULL || m == NULL) return -EINVAL;
+    if (slots > MAX_MSGS) slots = MAX_MSGS;
+    struct mmsghdr msgs[MAX_MSGS];
+    struct iovec iov[MAX_MSGS];
+    struct sockaddr_in from[MAX_MSGS];
+    char control[MAX_MSGS][CMSG_SPACE_INT];
+    for (int i = 0; i < slots; i++) {
+        iov[i].iov_base = base + (size_t) i * slotBytes;
+        iov[i].iov_len = slotBytes;
+        memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &from[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+        msgs[i].msg_hdr.msg_control = control[i];
+        msgs[i].msg_hdr.msg_controllen = sizeof control[i];
+    }
+    int n = recvmmsg(fd, msgs, slots, MSG_DONTWAIT, NULL);
+    if (n < 0 && errno == EAGAIN && timeoutMillis > 0) {
+        int r = await(fd, POLLIN, timeoutMillis);
+        if (r <= 0) return r;
+        n = recvmmsg(fd, msgs, slots, MSG_DONTWAIT, NULL);
+    }
+    if (n < 0) return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+    for (int i = 0; i < n; i++) {
+        int len = (int) msgs[i].msg_len;
+        int segment = len;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msgs[i].msg_hdr); cm != NULL;
+             cm = CMSG_NXTHDR(&msgs[i].msg_hdr, cm)) {
+            if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+                int s;
+                memcpy(&s, CMSG_DATA(cm), sizeof s);
+                if (s > 0) segment = s;
+            }
+        }
+        m[4 * i] = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) ? -len : len;
+        m[4 * i + 1] = (int32_t) ntohl(from[i].sin_addr.s_addr);
+        m[4 * i + 2] = ntohs(from[i].sin_port);
+        m[4 * i + 3] = segment;
+    }
+    return n;
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, jclass c, jint fd, jobject buffer,
+                                                                  jobject plan, jint runs, jint timeoutMillis) {
+    char *base = (*env)->GetDirectBufferAddress(env, buffer);
+    int32_t *p = (*env)->GetDirectBufferAddress(env, plan);
+    if (base == NULL || p == NULL) return -EINVAL;
+    static __thread struct mmsghdr msgs[MAX_MSGS];
+    static __thread struct iovec iov[MAX_IOVS];
+    static __thread struct sockaddr_in to[MAX_MSGS];
+    static __thread char control[MAX_MSGS][CMSG_SPACE_INT];
+    int sentRuns = 0;
+    int at = 0;
+    while (sentRuns < runs) {
+        int count = 0, iovs = 0, cursor = at;
+        for (int r = sentRuns; r < runs && count < MAX_MSGS; r++) {
+            int n = p[cursor + 3];
+            if (iovs + n > MAX_IOVS) break;
+            struct msghdr *h = &msgs[count].msg_hdr;
+            memset(h, 0, sizeof *h);
+            memset(&to[count], 0, sizeof to[count]);
+            to[count].sin_family = AF_INET;
+            to[count].sin_addr.s_addr = htonl((uint32_t) p[cursor]);
+            to[count].sin_port = htons((uint16_t) p[cursor + 1]);
+            h->msg_name = &to[count];
+            h->msg_namelen = sizeof to[count];
+            h->msg_iov = &iov[iovs];
+            h->msg_iovlen = n;
+            for (int k = 0; k < n; k++) {
+                iov[iovs + k].iov_base = base + p[cursor + 4 + 2 * k];
+                iov[iovs + k].iov_len = (size_t) p[cursor + 5 + 2 * k];
+            }
+            int segment = p[cursor + 2];
+            if (n > 1 && segment > 0) {
+                h->msg_control = control[count];
+                h->msg_controllen = CMSG_SPACE_INT;
+                struct cmsghdr *cm = CMSG_FIRSTHDR(h);
+                cm->cmsg_level = SOL_UDP;
+                cm->cmsg_type = UDP_SEGMENT;
+                cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+                uint16_t s = (uint16_t) segment;
+                memcpy(CMSG_DATA(cm), &s, sizeof s);
+                h->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+            }
+            iovs += n;
+            cursor += 4 + 2 * n;
+            count++;
+        }
+        int done = 0;
+        while (done < count) {
+            int s = sendmmsg(fd, msgs + done, count - done, 0);
+            if (s < 0) {
+                if (errno == EINTR) continue;
+                if (errno == EAGAIN || errno == ENOBUFS) {
+                    int r = await(fd, POLLOUT, timeoutMillis);
+                    if (r > 0) continue;
+                    return sentRuns + done; /* the socket stayed full: the caller counts the rest as dropped */
+                }
+                return sentRuns + done > 0 ? sentRuns + done : -errno;
+            }
+            done += s;
+        }
+        for (int k = 0; k < count; k++) {
+            at += 4 + 2 * p[at + 3];
+        }
+        sentRuns += count;
+    }
+    return sentRuns;
+}
+
+JNIEXPORT jstring JNICALL Java_io_netreduce_wire_udp_NativeUdp_strerror0(JNIEnv *env, jclass c, jint e) {
+    return (*env)->NewStringUTF(env, strerror(e));
+}

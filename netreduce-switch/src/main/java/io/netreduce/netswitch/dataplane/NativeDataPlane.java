@@ -1,0 +1,192 @@
+package io.netreduce.netswitch.dataplane;
+
+import io.netreduce.netswitch.engine.AggregationEngine;
+import io.netreduce.netswitch.engine.DropReason;
+import io.netreduce.netswitch.engine.OutputBatch;
+import io.netreduce.netswitch.engine.RingConfig;
+import io.netreduce.netswitch.engine.SwitchCounters;
+import io.netreduce.wire.roce.Ipv4UdpHeader;
+import io.netreduce.wire.udp.NativeUdp;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.Inet4Address;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The switch's UDP port on {@link NativeUdp}: one thread of its own receives with
+ * {@code recvmmsg} and UDP GRO (up to {@link #SLOTS} super-datagrams per system call, each a
+ * sender's GSO batch of up to 64 datagrams), runs every segment through the engine in place
+ * in the receive buffer, and sends the engine's output with one {@code sendmmsg}, each
+ * {@link DestinationRuns run} one GSO super-datagram. Nothing is allocated per datagram and
+ * no byte is copied between the socket and the engine. The thread waits in {@code poll}
+ * when idle (100 ms at most, to notice {@link #close}).
+ *
+ * <p>Output the socket does not take within {@link #SEND_WAIT_MILLIS} is dropped and counted
+ * as {@code send_failed} (bounded memory, as the Netty path's high water mark); hostile
+ * input never stops the loop.
+ */
+final class NativeDataPlane implements DataPlane {
+    /** A whole GRO super-datagram. */
+    static final int SLOT = 65_536;
+    /** Super-datagrams per {@code recvmmsg}: up to 2,048 datagrams of 1 KiB per system call. */
+    static final int SLOTS = 32;
+    static final int SEND_WAIT_MILLIS = 10;
+    private static final int IDLE_WAIT_MILLIS = 100;
+    private static final int SOCKET_BUFFER = 8 << 20;
+    private static final long CLOSE_DEADLINE_MS = 5_000;
+    private static final Logger LOG = LoggerFactory.getLogger(NativeDataPlane.class);
+
+    private final AggregationEngine engine;
+    private final SwitchCounters counters;
+    private final int fd;
+    private final InetSocketAddress local;
+    private final ByteBuffer rx = ByteBuffer.allocateDirect(SLOT * SLOTS);
+    private final IntBuffer meta = ByteBuffer.allocateDirect(4 * NativeUdp.META_INTS * SLOTS)
+            .order(ByteOrder.nativeOrder()).asIntBuffer();
+    private final OutputBatch out = new OutputBatch(256, true);
+    private final IntBuffer plan = ByteBuffer.allocateDirect(4 * (256 * 6))
+            .order(ByteOrder.nativeOrder()).asIntBuffer();
+    private final DestinationRuns runs;
+    private final DestinationRuns.Sink planner = this::plan;
+    private final Thread thread;
+    private int planned;
+    private int plannedDatagrams;
+    private volatile boolean closed;
+    private volatile long bursts;
+    private volatile long writes;
+
+    NativeDataPlane(AggregationEngine engine, InetSocketAddress bind) throws IOException {
+        this.engine = engine;
+        this.counters = engine.counters();
+        if (!(bind.getAddress() instanceof Inet4Address)) {
+            throw new IOException("the switch data plane binds IPv4 addresses only, not " + bind);
+        }
+        boolean gso = !"false".equals(System.getProperty(GSO_PROPERTY));
+        this.runs = new DestinationRuns(gso);
+        try {
+            fd = NativeUdp.open(Ipv4UdpHeader.toInt(bind.getAddress()), bind.getPort(), SOCKET_BUFFER, SOCKET_BUFFER,
+                    true);
+        } catch (UncheckedIOException e) {
+            throw new IOException("cannot bind the switch data plane to " + bind + ": " + e.getCause().getMessage(), e);
+        }
+        local = new InetSocketAddress(bind.getAddress(), NativeUdp.localPort(fd));
+        thread = new Thread(this::loop, THREAD_NAME);
+        thread.setDaemon(true);
+        thread.start();
+        LOG.info("switch data plane listening on {} (native, receive recvmmsg x {} with GRO, GSO {})", local, SLOTS,
+                gso);
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    private void loop() {
+        while (!closed) {
+            int n = NativeUdp.receive(fd, rx, SLOT, SLOTS, meta, IDLE_WAIT_MILLIS);
+            if (n < 0) {
+                if (!closed) {
+                    LOG.warn("switch data plane: receive failed: {} (continuing)", NativeUdp.error(-n));
+                }
+                continue;
+            }
+            if (n == 0) {
+                continue;
+            }
+            bursts = bursts + 1; // this thread only; volatile for the log at close
+            for (int i = 0; i < n; i++) {
+                int length = meta.get(NativeUdp.META_INTS * i);
+                int ip = meta.get(NativeUdp.META_INTS * i + 1);
+                int segment = meta.get(NativeUdp.META_INTS * i + 3);
+                // A datagram cut by its slot (it cannot be: a slot holds the largest UDP
+                // datagram) goes to the engine as it is, and an empty one too: it counts both.
+                length = Math.min(Math.abs(length), SLOT);
+                segment = segment <= 0 ? Math.max(1, length) : segment;
+                int base = i * SLOT;
+                int at = 0;
+                do {
+                    try {
+                        engine.process(ip, rx, base + at, Math.min(segment, length - at), out);
+                    } catch (RuntimeException e) {
+                        // The engine is written not to throw on any input; if it ever does, the
+                        // datagram is lost, logged, and the switch keeps running.
+                        LOG.error("engine failed on a datagram from {}.{}.{}.{}", ip >>> 24, ip >>> 16 & 0xFF,
+                                ip >>> 8 & 0xFF, ip & 0xFF, e);
+                    }
+                    if (out.remaining() < RingConfig.MAX_RANKS + 1) {
+                        send();
+                    }
+                    at += segment;
+                } while (at < length);
+            }
+            send();
+        }
+    }
+
+    /** Sends the output batch in runs, one {@code sendmmsg}; drops (counted) what the socket does not take. */
+    private void send() {
+        if (out.size() == 0) {
+            return;
+        }
+        plan.clear();
+        planned = 0;
+        plannedDatagrams = 0;
+        runs.cut(out, planner);
+        int sent = NativeUdp.send(fd, out.block(), plan, planned, SEND_WAIT_MILLIS);
+        writes = writes + Math.max(0, sent);
+        if (sent < planned) {
+            int lost = lostDatagrams(Math.max(0, sent));
+            counters.recordDrops(DropReason.SEND_FAILED, lost);
+            LOG.debug("switch data plane: the socket took {} of {} runs ({}); {} datagrams dropped",
+                    Math.max(0, sent), planned, sent < 0 ? NativeUdp.error(-sent) : "full", lost);
+        }
+        out.clear();
+    }
+
+    private void plan(OutputBatch batch, int[] run, int length, int segment, int bytes, int ip, int port) {
+        plan.put(ip).put(port).put(length > 1 ? segment : 0).put(length);
+        for (int k = 0; k < length; k++) {
+            plan.put(batch.offset(run[k])).put(batch.length(run[k]));
+        }
+        planned++;
+        plannedDatagrams += length;
+    }
+
+    /** Datagrams in the runs after the first {@code sent} of the plan. */
+    private int lostDatagrams(int sent) {
+        int at = 0;
+        int before = 0;
+        for (int r = 0; r < sent; r++) {
+            before += plan.get(at + 3);
+            at += 4 + 2 * plan.get(at + 3);
+        }
+        return plannedDatagrams - before;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            thread.join(CLOSE_DEADLINE_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.warn("switch data plane thread did not stop within {} ms", CLOSE_DEADLINE_MS);
+        } else {
+            NativeUdp.close(fd);
+        }
+        LOG.info("switch data plane stopped: {} datagrams in over {} read bursts, {} datagrams out in {} writes",
+                counters.get(SwitchCounters.Counter.PACKETS_IN), bursts,
+                counters.get(SwitchCounters.Counter.PACKETS_OUT), writes);
+    }
+}

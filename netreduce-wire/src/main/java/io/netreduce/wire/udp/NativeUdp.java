@@ -1,0 +1,153 @@
+package io.netreduce.wire.udp;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Batched UDP I/O in native code ({@code native/udp/netreduce_udp.c}, built by Maven with the
+ * machine's gcc and carried in the jar): {@code recvmmsg} with UDP GRO and {@code sendmmsg}
+ * with UDP GSO straight between the socket and direct buffers, with no object per datagram.
+ * Where the library is not in the jar (built without gcc), does not load (not Linux x86-64
+ * or aarch64) or is turned off ({@value #ENABLED_PROPERTY}{@code =false}), {@link #available()}
+ * is false, {@link #unavailableReason()} says why, and callers keep their pure-Java (Netty)
+ * path; {@link #describe()} is the one log line saying which path runs.
+ *
+ * <p>Receive metadata ({@link #receive}): per message four ints, payload length (negative if
+ * the slot was too small and the datagram was cut), source IPv4 address, source port, and
+ * the segment size of a GRO super-datagram (its length when the kernel did not coalesce).
+ * Send plan ({@link #send}): per run the destination IPv4 address and port, the segment size
+ * (0 for a single datagram), the count n, then n pairs of (offset, length) into the send
+ * buffer; a run of more than one leaves as one GSO super-datagram, so every pair but the
+ * last must be one segment long. Errors are negative errno values.
+ */
+public final class NativeUdp {
+    public static final String ENABLED_PROPERTY = "netreduce.native";
+    /** Ints of receive metadata per message. */
+    public static final int META_INTS = 4;
+    /** Most messages one {@link #receive} fills. */
+    public static final int MAX_RECEIVE = 256;
+    private static final Logger LOG = LoggerFactory.getLogger(NativeUdp.class);
+    private static final String LIBRARY = "libnetreduce_udp.so";
+    private static final String REASON;
+
+    static {
+        REASON = load();
+    }
+
+    private NativeUdp() {
+    }
+
+    /** The resource directory of this platform's library, e.g. {@code linux-amd64}. */
+    static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        return (os.contains("linux") ? "linux" : os.replace(' ', '_')) + "-" + arch;
+    }
+
+    private static String load() {
+        if ("false".equals(System.getProperty(ENABLED_PROPERTY))) {
+            return ENABLED_PROPERTY + "=false";
+        }
+        String resource = "native/" + platform() + "/" + LIBRARY;
+        try (InputStream in = NativeUdp.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                return "the jar has no " + resource + " (built where gcc was missing, or for another platform)";
+            }
+            Path file = Files.createTempFile("netreduce-udp-", ".so");
+            try {
+                Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+                System.load(file.toString());
+            } finally {
+                Files.deleteIfExists(file); // the loaded library stays mapped
+            }
+            return null;
+        } catch (IOException | UnsatisfiedLinkError | SecurityException e) {
+            return "loading " + resource + " failed: " + e;
+        }
+    }
+
+    /** True if the native library is loaded. */
+    public static boolean available() {
+        return REASON == null;
+    }
+
+    /** Why the native library is not loaded, or null if it is. */
+    public static String unavailableReason() {
+        return REASON;
+    }
+
+    /** "native batched UDP I/O (recvmmsg + GRO, sendmmsg + GSO)" or "pure-Java UDP I/O through Netty: why". */
+    public static String describe() {
+        return available() ? "native batched UDP I/O (recvmmsg + GRO, sendmmsg + GSO)"
+                : "pure-Java UDP I/O through Netty (native library not loaded: " + REASON + ")";
+    }
+
+    /** Logs {@link #describe()} once for {@code who}. */
+    public static void logChoice(String who) {
+        LOG.info("{}: {}", who, describe());
+    }
+
+    /** A non-blocking UDP socket bound to {@code ip:port} (0: any port), with GRO if asked; its descriptor. */
+    public static int open(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro) {
+        int fd = open0(ip, port, receiveBuffer, sendBuffer, gro);
+        if (fd < 0) {
+            throw new UncheckedIOException(new IOException("cannot open a UDP socket on "
+                    + (ip >>> 24) + "." + (ip >>> 16 & 0xFF) + "." + (ip >>> 8 & 0xFF) + "." + (ip & 0xFF) + ":" + port
+                    + ": " + error(-fd)));
+        }
+        return fd;
+    }
+
+    /** "Address already in use (errno 98)": the C library's text for {@code errno}. */
+    public static String error(int errno) {
+        return strerror0(errno) + " (errno " + errno + ")";
+    }
+
+    public static int localPort(int fd) {
+        return localPort0(fd);
+    }
+
+    public static void close(int fd) {
+        close0(fd);
+    }
+
+    /**
+     * Receives up to {@code slots} messages into consecutive slots of {@code slotBytes} of
+     * {@code buffer} (direct), waiting up to {@code timeoutMillis} for the first; returns how
+     * many (0 after the timeout) or a negative errno.
+     */
+    public static int receive(int fd, ByteBuffer buffer, int slotBytes, int slots, IntBuffer meta, int timeoutMillis) {
+        return receive0(fd, buffer, slotBytes, slots, meta, timeoutMillis);
+    }
+
+    /**
+     * Sends {@code runs} runs of {@code plan} from {@code buffer} (both direct), waiting up to
+     * {@code timeoutMillis} for room where the socket is full; returns the runs sent (fewer if
+     * the socket stayed full) or a negative errno.
+     */
+    public static int send(int fd, ByteBuffer buffer, IntBuffer plan, int runs, int timeoutMillis) {
+        return send0(fd, buffer, plan, runs, timeoutMillis);
+    }
+
+    private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
+
+    private static native int localPort0(int fd);
+
+    private static native String strerror0(int errno);
+
+    private static native int close0(int fd);
+
+    private static native int receive0(int fd, ByteBuffer buffer, int slotBytes, int slots, IntBuffer meta,
+                                       int timeoutMillis);
+
+    private static native int send0(int fd, ByteBuffer buffer, IntBuffer plan, int runs, int timeoutMillis);
+}
