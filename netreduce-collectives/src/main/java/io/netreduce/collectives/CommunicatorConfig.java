@@ -77,6 +77,15 @@ public final class CommunicatorConfig {
     static final int SMALL_TENSOR_SCALE = 1 << 20;
     static final int MIN_AUTO_SMALL_TENSOR_BYTES = 16 * 1024;
     static final int MAX_AUTO_SMALL_TENSOR_BYTES = 256 * 1024;
+    /**
+     * Netreduce's default window and message size: 8 messages of 128 KiB in flight per rank,
+     * 2 MiB of switch memory per rank (2N messages). Measured through the software switch at
+     * 64 MiB (docs/benchmarks.md, "Netreduce's window"): 16 KiB × 4 left the ranks waiting on
+     * round trips, 2.6× slower at P = 2 and P = 4 with 2.5× the CPU per byte; 64 and 128 KiB ×
+     * 8 were level at P = 4, 128 KiB ahead at P = 2; a window of 16 gained nothing.
+     */
+    public static final int DEFAULT_WINDOW = 8;
+    public static final int DEFAULT_MESSAGE_BYTES = 128 * 1024;
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
     /** The software switch's default control-plane port. */
@@ -377,8 +386,8 @@ public final class CommunicatorConfig {
         private int devicePort = RoceAddressing.UDP_PORT;
         private InetSocketAddress switchAddress;
         private URI switchControl;
-        private int window = 4;
-        private int messageBytes = 16 * 1024;
+        private int window = DEFAULT_WINDOW;
+        private int messageBytes = DEFAULT_MESSAGE_BYTES;
         private int ringWindow = 8;
         private int ringMessageBytes = 1 << 20;
         private int smallTensorBytes = AUTO_SMALL_TENSOR_BYTES;

@@ -18,6 +18,12 @@ final class SoftProperties {
     static final int DEFAULT_ACK_EVERY = 64;
     /** Whether to batch equal-size packets into UDP GSO super-datagrams. */
     static final String GSO = "soft.gso";
+    /**
+     * Whether the device receives through the native batched UDP I/O
+     * ({@code io.netreduce.wire.udp.NativeUdp}) where it loads (default true): recvmmsg with
+     * GRO on the device's event loop, no object per datagram; false keeps Netty's channel.
+     */
+    static final String NATIVE_IO = "soft.nativeIo";
     /** Whether the receive socket asks the kernel for UDP GRO. */
     static final String GRO = "soft.gro";
     /**

@@ -6,8 +6,17 @@ import io.netreduce.verbs.conformance.ProviderFixture;
 import io.netreduce.verbs.conformance.VerbsConformanceTest;
 import java.time.Duration;
 
-/** The provider conformance suite against the soft RoCEv2 provider. */
+/**
+ * The provider conformance suite against the soft RoCEv2 provider, receiving through the
+ * native batched UDP I/O where it loads; {@link SoftNettyReceiveConformanceTest} runs it
+ * again on Netty's receive path.
+ */
 class SoftConformanceTest extends VerbsConformanceTest {
+    /** Device properties every device of the suite gets. */
+    protected java.util.Map<String, String> properties() {
+        return java.util.Map.of();
+    }
+
     /**
      * Long enough that a cold JVM on a busy two-core machine does not exhaust its retries
      * while the JIT is still warming up (each retry resends a whole window), short enough
@@ -26,7 +35,9 @@ class SoftConformanceTest extends VerbsConformanceTest {
 
             @Override
             public DeviceOptions optionsFor(int host) {
-                return DeviceOptions.builder().localAddress("127.0.34." + (10 + host)).build();
+                DeviceOptions.Builder b = DeviceOptions.builder().localAddress("127.0.34." + (10 + host));
+                properties().forEach(b::property);
+                return b.build();
             }
 
             @Override
