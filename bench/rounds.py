@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Interleaved rounds of `netreduce bench` variants, for before/after and A/B figures.
+
+Each variant is NAME=ARGS, where ARGS are `netreduce bench` arguments, optionally preceded by
+environment settings (KEY=VALUE ...) for the run; every round runs every variant once, one
+after the other, so that a slow spell of a shared machine hits all alike. The table gives,
+per variant and size, the median and range over rounds of the in-place time per call,
+busbw and the workers' CPU per GB, and each variant's busbw and CPU against the first
+variant's in the same round.
+
+  bench/rounds.py --rounds 3 \\
+    'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\
+    'netreduce 16K x 4=NETREDUCE_MESSAGE_BYTES=16384 NETREDUCE_WINDOW=4 --local 4 --algorithm netreduce -b 64M -e 64M -n 5 -w 2 -T 0' \\
+    'ring=--local 4 --algorithm ring --transport soft -b 64M -e 64M -n 5 -w 2 -T 0'
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(spec):
+    name, args = spec.split("=", 1)
+    env = dict(os.environ)
+    words = args.split()
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        k, v = words.pop(0).split("=", 1)
+        env[k] = v
+    out = subprocess.run([os.path.join(ROOT, "bin", "netreduce"), "bench", *words, "--json"], check=True,
+                         capture_output=True, text=True, env=env, timeout=1800)
+    rows = {}
+    for row in json.loads(out.stdout)["rows"]:
+        r = row["in_place"]
+        if r["wrong"] != 0:
+            sys.exit(f"rounds.py: {name}: {r['wrong']} wrong elements at {row['size']} B")
+        rows[row["size"]] = {"time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"]}
+    return name, rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("variants", nargs="+", help="NAME=[KEY=VALUE ...] BENCH ARGS")
+    a = ap.parse_args()
+    rounds = []
+    for rnd in range(a.rounds):
+        got = {}
+        for spec in a.variants:
+            name, rows = run(spec)
+            got[name] = rows
+            print(f"round {rnd + 1}/{a.rounds} {name}: " + ", ".join(f"{s} B {v['time_us']:.0f} us"
+                                                                  for s, v in rows.items()), file=sys.stderr,
+                  flush=True)
+        rounds.append(got)
+
+    def spread(values, fmt):
+        return f"{fmt % statistics.median(values)} ({fmt % min(values)}–{fmt % max(values)})"
+
+    names = [s.split("=", 1)[0] for s in a.variants]
+    first = names[0]
+    print(f"{a.rounds} interleaved rounds, in place, median (range)")
+    print()
+    print(f"| variant | size | time ms | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for name in names:
+        for size in rounds[0][name]:
+            res = [r[name][size] for r in rounds]
+            base = [r[first][size] for r in rounds]
+            vs = "" if name == first else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
+            cvs = "" if name == first else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
+            print(f"| {name} | {size >> 20} MiB | {spread([x['time_us'] / 1e3 for x in res], '%.1f')} "
+                  f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "
+                  f"| {cvs} |")
+
+
+if __name__ == "__main__":
+    main()
