@@ -249,6 +249,10 @@ final class SoftDevice implements Device {
         return gso;
     }
 
+    EventLoop eventLoop() {
+        return loop;
+    }
+
     ByteBufAllocator allocator() {
         return allocator;
     }
@@ -311,18 +315,32 @@ final class SoftDevice implements Device {
                 continue;
             }
             int sport = RoceAddressing.sourcePort(qpn);
-            Bootstrap b = new Bootstrap().group(loop).channel(EpollDatagramChannel.class)
-                    .option(ChannelOption.ALLOCATOR, allocator)
-                    .option(ChannelOption.SO_SNDBUF, SoftProperties.intProperty(options, SoftProperties.SOCKET_BUFFER,
-                            SoftProperties.DEFAULT_SOCKET_BUFFER, 64 << 10, 1 << 30))
-                    .option(ChannelOption.AUTO_READ, false)
-                    .handler(new ChannelInboundHandlerAdapter());
-            ChannelFuture f = b.bind(options.localAddress(), sport).awaitUninterruptibly();
-            if (!f.isSuccess()) {
-                LOG.debug("QPN {}: source port {} busy ({}), trying the next QPN", qpn, sport, f.cause().getMessage());
-                continue;
+            SoftQueuePair qp;
+            if (nativeReceive != null) {
+                int fd;
+                try {
+                    fd = NativeUdp.open(localIp, sport, 0, SoftProperties.intProperty(options, SoftProperties.SOCKET_BUFFER,
+                            SoftProperties.DEFAULT_SOCKET_BUFFER, 64 << 10, 1 << 30), false);
+                } catch (java.io.UncheckedIOException e) {
+                    LOG.debug("QPN {}: source port {} busy ({}), trying the next QPN", qpn, sport, e.getMessage());
+                    continue;
+                }
+                qp = new SoftQueuePair(this, pd, attributes, qpn, null, fd, maxOutstanding, ackEvery);
+            } else {
+                Bootstrap b = new Bootstrap().group(loop).channel(EpollDatagramChannel.class)
+                        .option(ChannelOption.ALLOCATOR, allocator)
+                        .option(ChannelOption.SO_SNDBUF, SoftProperties.intProperty(options,
+                                SoftProperties.SOCKET_BUFFER, SoftProperties.DEFAULT_SOCKET_BUFFER, 64 << 10, 1 << 30))
+                        .option(ChannelOption.AUTO_READ, false)
+                        .handler(new ChannelInboundHandlerAdapter());
+                ChannelFuture f = b.bind(options.localAddress(), sport).awaitUninterruptibly();
+                if (!f.isSuccess()) {
+                    LOG.debug("QPN {}: source port {} busy ({}), trying the next QPN", qpn, sport,
+                            f.cause().getMessage());
+                    continue;
+                }
+                qp = new SoftQueuePair(this, pd, attributes, qpn, f.channel(), -1, maxOutstanding, ackEvery);
             }
-            SoftQueuePair qp = new SoftQueuePair(this, pd, attributes, qpn, f.channel(), maxOutstanding, ackEvery);
             onLoop(() -> queuePairs.put(qpn, qp), Duration.ofSeconds(5), "register queue pair " + qpn);
             return qp;
         }

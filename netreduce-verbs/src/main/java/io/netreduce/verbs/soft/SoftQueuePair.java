@@ -45,7 +45,9 @@ final class SoftQueuePair implements QueuePair {
     private final SoftProtectionDomain pd;
     private final QpAttributes attributes;
     private final int qpn;
+    /** The queue pair's socket: Netty's channel, or null where {@link #fd} (native) is used. */
     private final Channel channel;
+    private final int fd;
     private final EventLoop loop;
     private final Counters counters = new Counters();
     private final WorkRing<SendWqe> sendRing;
@@ -68,14 +70,16 @@ final class SoftQueuePair implements QueuePair {
     private int localIp;
     private int localPort;
 
+    /** {@code channel} is the queue pair's socket, or null and {@code fd} is (a native socket). */
     SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QpAttributes attributes, int qpn, Channel channel,
-                  int maxOutstanding, int ackEvery) {
+                  int fd, int maxOutstanding, int ackEvery) {
         this.device = device;
         this.pd = pd;
         this.attributes = attributes;
         this.qpn = qpn;
         this.channel = channel;
-        this.loop = channel.eventLoop();
+        this.fd = fd;
+        this.loop = device.eventLoop();
         this.sendCq = cq(attributes.sendCq(), "send");
         this.recvCq = cq(attributes.recvCq(), "receive");
         int sge = attributes.maxSge();
@@ -153,8 +157,13 @@ final class SoftQueuePair implements QueuePair {
             remotePort = remote.port();
             localIp = device.localIp();
             localPort = device.port();
-            egress = new Egress(channel, device.allocator(), nextHop, localIp, RoceAddressing.sourcePort(qpn), rip, remote.port(),
-                    device.gso(), device.egressFaults(), device.pcap(), counters, device.counters());
+            int sport = RoceAddressing.sourcePort(qpn);
+            egress = channel != null
+                    ? new NettyEgress(channel, device.allocator(), nextHop, localIp, sport, rip, remote.port(),
+                            device.gso(), device.egressFaults(), device.pcap(), counters, device.counters())
+                    : new NativeEgress(fd, Ipv4UdpHeader.toInt(nextHop.getAddress()), nextHop.getPort(), localIp, sport,
+                            rip, remote.port(), device.gso(), device.egressFaults(), device.pcap(), counters,
+                            device.counters());
             requester.connect(egress, remote.qpn(), localEndpoint.initialPsn());
             responder.connect(egress, device, remote.qpn(), remote.initialPsn());
             remoteEndpoint = remote;
@@ -342,7 +351,11 @@ final class SoftQueuePair implements QueuePair {
                     egress.flush();
                 }
                 device.unregister(this);
-                channel.close();
+                if (channel != null) {
+                    channel.close();
+                } else {
+                    io.netreduce.wire.udp.NativeUdp.close(fd);
+                }
             }, Duration.ofSeconds(5), "close queue pair " + qpn);
         } finally {
             state = QpState.CLOSED;
