@@ -93,6 +93,9 @@ public final class HostCollectives implements AutoCloseable {
     private final long timeoutNanos;
     private final int pieceBytes;
     private long steps;
+    /** The last direct input's memory and a view of it in the payload order, reused while the input is. */
+    private ByteBuffer inputRoot;
+    private ByteBuffer inputView;
 
     private enum Mode { ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER }
 
@@ -213,7 +216,11 @@ public final class HostCollectives implements AutoCloseable {
         if (in != null && in.order() == InaHeader.PAYLOAD_ORDER) {
             DirectBuffers.Root root = DirectBuffers.root(in);
             if (root != null && root.byteOffset() % 4 == 0) {
-                direct = root.buffer().duplicate().order(InaHeader.PAYLOAD_ORDER);
+                if (root.buffer() != inputRoot) {
+                    inputRoot = root.buffer();
+                    inputView = inputRoot.duplicate().order(InaHeader.PAYLOAD_ORDER);
+                }
+                direct = inputView;
                 directBase = (int) (root.byteOffset() / 4) + in.position();
             }
         }
