@@ -23,17 +23,6 @@ import java.util.concurrent.TimeUnit;
  * PSNs unacknowledged, completes work requests on cumulative ACKs, goes back N on a
  * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /
  * RNR_RETRY_EXC_ERR when its retry budgets run out.
- *
- * <p>Between two hosts (no gateway) two timers, as in TCP and as fast as a NIC reacts: the
- * <em>retransmission</em> timer comes from the measured round trip (RFC 6298: srtt + 4
- * rttvar, sampled on packets sent once, Karn's rule; at least {@link #MIN_RTO_NANOS},
- * doubling on each expiry without progress, never beyond the configured ACK timeout), so a
- * lost tail packet or ACK costs a few round trips instead of the whole ACK timeout; the
- * configured <em>ACK timeout</em> keeps its meaning for failure: a retry is consumed only
- * when nothing new was acknowledged for that long, so the retry budget, and when a dead peer
- * is declared, are what they were. Through a gateway (a NetReduce switch) only the ACK
- * timeout runs: there an acknowledgement waits for every rank's packet, so a late rank
- * would make a round-trip timer resend whole windows for nothing.
  */
 final class Requester {
     private final SoftQueuePair qp;
@@ -77,26 +66,10 @@ final class Requester {
     private int timeoutsSinceProgress;
     private int naksSinceProgress;
     private long deadlineNanos;
-    /** The shortest retransmission timeout: a scheduler tick or two on a loaded machine. */
-    static final long MIN_RTO_NANOS = 2_000_000;
-    /** Whether the round-trip timer runs (no gateway), see the class comment. */
-    private final boolean roundTripTimer;
-    /** Smoothed round trip and its variation (RFC 6298), 0 before the first sample. */
-    private long srttNanos;
-    private long rttvarNanos;
-    /** The PSN being timed and when it left, or -1. */
-    private int samplePsn = -1;
-    private long sampleSentNanos;
-    /** Expiries of the retransmission timer since the last progress: each doubles it. */
-    private int backoff;
-    /** Since when the ACK timeout runs: the last progress, the start of sending, or the last retry it cost. */
-    private long retryClockNanos = System.nanoTime();
 
-    /** {@code roundTripTimer}: run the round-trip retransmission timer (direct to the peer, no gateway). */
     Requester(SoftQueuePair qp, WorkRing<SendWqe> ring, QpAttributes attributes, int maxOutstanding, int ackEvery,
-              boolean roundTripTimer, Counters counters) {
+              Counters counters) {
         this.qp = qp;
-        this.roundTripTimer = roundTripTimer;
         this.ring = ring;
         this.counters = counters;
         this.mtu = attributes.mtu();
@@ -146,10 +119,6 @@ final class Requester {
             reqPsn = Psn.next(psn);
             if (Psn.isAfter(reqPsn, sentPsn)) {
                 sentPsn = reqPsn;
-                if (samplePsn < 0) {
-                    samplePsn = psn;
-                    sampleSentNanos = System.nanoTime();
-                }
             } else {
                 counters.increment(Counter.RETRANSMITTED_PACKETS);
             }
@@ -159,35 +128,9 @@ final class Requester {
             }
         }
         if (wasIdle && outstanding()) {
-            long now = System.nanoTime();
-            deadlineNanos = now + rto();
-            retryClockNanos = now;
+            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
         }
         armTimer();
-    }
-
-    /** The retransmission timeout now (see the class comment). */
-    private long rto() {
-        if (!roundTripTimer || srttNanos == 0) {
-            return ackTimeoutNanos;
-        }
-        long rto = Math.max(MIN_RTO_NANOS, srttNanos + 4 * rttvarNanos) << Math.min(backoff, 20);
-        return Math.min(rto, ackTimeoutNanos);
-    }
-
-    /** An acknowledgement up to {@code psn} arrived at {@code now}: a round-trip sample if it covers the timed PSN. */
-    private void sample(int psn, long now) {
-        if (samplePsn >= 0 && !Psn.isBefore(psn, samplePsn)) {
-            long r = Math.max(1, now - sampleSentNanos);
-            if (srttNanos == 0) {
-                srttNanos = r;
-                rttvarNanos = r / 2;
-            } else {
-                rttvarNanos = (3 * rttvarNanos + Math.abs(srttNanos - r)) / 4;
-                srttNanos = (7 * srttNanos + r) / 8;
-            }
-            samplePsn = -1;
-        }
     }
 
     /**
@@ -317,9 +260,8 @@ final class Requester {
         if (!consumeRetry("sequence NAK at PSN " + psn)) {
             return;
         }
-        samplePsn = -1; // Karn: no sample across a retransmission
         rewind(psn);
-        deadlineNanos = System.nanoTime() + rto();
+        deadlineNanos = System.nanoTime() + ackTimeoutNanos;
         qp.markDirty();
     }
 
@@ -339,7 +281,6 @@ final class Requester {
             }
             rnrRetriesLeft--;
         }
-        samplePsn = -1;
         rewind(psn);
         rnrWaiting = true;
         long micros = Aeth.rnrTimerMicros(syndrome);
@@ -353,7 +294,7 @@ final class Requester {
         rnrWaiting = false;
         lastNakPsn = -1;
         if (qp.isReady()) {
-            deadlineNanos = System.nanoTime() + rto();
+            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
             qp.markDirty();
             qp.endOfBatch();
         }
@@ -367,11 +308,8 @@ final class Requester {
         timeoutsSinceProgress = 0;
         naksSinceProgress = 0;
         long now = System.nanoTime();
-        sample(psn, now);
-        backoff = 0;
         lastProgressNanos = now;
-        retryClockNanos = now;
-        deadlineNanos = now + rto();
+        deadlineNanos = now + ackTimeoutNanos;
         long posted = ring.posted();
         while (compIndex < posted) {
             SendWqe w = ring.at(compIndex);
@@ -449,20 +387,14 @@ final class Requester {
             armTimer();
             return;
         }
-        if (now - retryClockNanos >= ackTimeoutNanos) {
-            // The configured ACK timeout passed with nothing new acknowledged: a retry, as on a NIC.
-            counters.increment(Counter.ACK_TIMEOUTS);
-            timeoutsSinceProgress++;
-            if (!consumeRetry("ACK timeout at PSN " + unackedPsn)) {
-                return;
-            }
-            retryClockNanos = now; // the next retry is another full ACK timeout away
+        counters.increment(Counter.ACK_TIMEOUTS);
+        timeoutsSinceProgress++;
+        if (!consumeRetry("ACK timeout at PSN " + unackedPsn)) {
+            return;
         }
-        backoff++;
         lastNakPsn = -1;
-        samplePsn = -1;
         rewind(unackedPsn);
-        deadlineNanos = now + rto();
+        deadlineNanos = now + ackTimeoutNanos;
         qp.markDirty();
         qp.endOfBatch();
     }

@@ -85,8 +85,7 @@ final class SoftQueuePair implements QueuePair {
         int sge = attributes.maxSge();
         this.sendRing = new WorkRing<>(attributes.maxSendWr(), i -> new SendWqe(sge));
         this.recvRing = new WorkRing<>(attributes.maxRecvWr(), i -> new RecvWqe(sge));
-        this.requester = new Requester(this, sendRing, attributes, maxOutstanding, ackEvery,
-                device.options().gateway() == null, counters);
+        this.requester = new Requester(this, sendRing, attributes, maxOutstanding, ackEvery, counters);
         this.responder = new Responder(this, recvRing, attributes.mtu(), attributes.minRnrTimer().toNanos() / 1000,
                 counters);
         int psn = attributes.initialPsn() >= 0 ? attributes.initialPsn()
