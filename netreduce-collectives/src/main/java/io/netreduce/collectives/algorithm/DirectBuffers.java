@@ -55,6 +55,19 @@ public final class DirectBuffers {
     private DirectBuffers() {
     }
 
+    /**
+     * Frees a direct buffer's memory now (for a mapped one, unmaps it) rather than whenever
+     * the collector gets to it; false if this JDK does not let us (then the collector does).
+     * Nothing may touch the buffer afterwards.
+     */
+    public static boolean release(ByteBuffer buffer) {
+        if (UNSAFE == null || !buffer.isDirect()) {
+            return false;
+        }
+        UNSAFE.invokeCleaner(buffer);
+        return true;
+    }
+
     /** Null if {@code fb} is not direct or its memory cannot be found. */
     public static Root root(FloatBuffer fb) {
         if (UNSAFE == null || !fb.isDirect()) {

@@ -127,11 +127,11 @@ public final class GroupCommunicator implements Communicator {
         }
         TransportCapabilities transport = Verbs.provider(config.transport()).capabilities();
         CollectiveAlgorithm algorithm = requested;
-        String description = requested.name();
+        String fallbackReason = null;
         String unsuitable = requested.unsupported(ReduceOp.SUM, ElementType.FLOAT32, transport);
         if (unsuitable != null) {
             algorithm = fallback(config, requested, transport, unsuitable);
-            description = fellBack(algorithm, requested, unsuitable);
+            fallbackReason = unsuitable;
         }
         StoreServer server = ownedServer;
         StoreClient store = null;
@@ -148,13 +148,10 @@ public final class GroupCommunicator implements Communicator {
             } catch (AlgorithmUnavailableException e) {
                 String reason = "algorithm '" + algorithm.name() + "' cannot run for this group: " + e.getMessage();
                 algorithm = arrange(config, layout, fallback(config, flat(algorithm), transport, reason));
-                description = fellBack(algorithm, requested, e.getMessage());
+                fallbackReason = e.getMessage();
                 joinFallback(algorithm, config, store, layout);
             }
-            if (algorithm instanceof HierarchicalAlgorithm h) {
-                description = h.describe() + (description.equals(requested.name()) ? ""
-                        : description.substring(description.indexOf(' ')));
-            }
+            String description = describe(algorithm, requested, fallbackReason);
             GroupCommunicator c = new GroupCommunicator(config, algorithm, description, transport, server, store);
             c.awaitEveryoneReady();
             LOG.info("rank {}/{}: {} over '{}' ready, calls compared {} ({})", c.rank, c.size, description,
@@ -199,8 +196,13 @@ public final class GroupCommunicator implements Communicator {
         return fb;
     }
 
-    private static String fellBack(CollectiveAlgorithm now, CollectiveAlgorithm requested, String reason) {
-        return now.name() + " (fallback from " + requested.name() + ": " + reason + ")";
+    /**
+     * What {@link #algorithm()} reports: "ring", "hierarchical-netreduce: shared memory within
+     * ...", and for a fallback why, e.g. "ring (fallback from netreduce: no switch ...)".
+     */
+    private static String describe(CollectiveAlgorithm now, CollectiveAlgorithm requested, String fallbackReason) {
+        String what = now instanceof HierarchicalAlgorithm h ? h.describe() : now.name();
+        return fallbackReason == null ? what : what + " (fallback from " + requested.name() + ": " + fallbackReason + ")";
     }
 
     /**

@@ -29,7 +29,7 @@ abstract class Egress {
     private final int srcPort;
     private final int dstPort;
     private final boolean gso;
-    protected final FaultInjector faults;
+    private final FaultInjector faults;
     private final PcapWriter pcap;
     private final Counters counters;
     private final Counters deviceCounters;
@@ -123,14 +123,54 @@ abstract class Egress {
     /** Queues the open batch: {@link #segments} packets of {@link #segmentLength} (the last may be shorter). */
     protected abstract void queueBatch();
 
-    /** The open batch's one packet under injected fault flags {@code f} ({@link FaultInjector}). */
-    protected abstract void inject(int f);
+    /**
+     * The open batch's one packet (faults make every packet a batch of its own) under the
+     * injected fault flags {@code f}: lost, corrupted, sent twice, or held back to go after
+     * the next one.
+     */
+    private void inject(int f) {
+        if ((f & FaultInjector.DROP) != 0) {
+            count(Counter.INJECTED_LOSS);
+            dropBatch();
+            return;
+        }
+        if ((f & FaultInjector.CORRUPT) != 0) {
+            count(Counter.INJECTED_CORRUPTIONS);
+            flipByte(faults.corruptIndex(batchBytes()));
+        }
+        if ((f & FaultInjector.DUPLICATE) != 0) {
+            count(Counter.INJECTED_DUPLICATES);
+            queueCopy();
+        }
+        if ((f & FaultInjector.REORDER) != 0 && !hasHeldBack()) {
+            count(Counter.INJECTED_REORDERS);
+            holdBack();
+            return;
+        }
+        queueBatch();
+        releaseHeldBack();
+    }
+
+    /** Gives up the open batch's packet (injected loss). */
+    protected abstract void dropBatch();
+
+    /** Flips byte {@code index} of the open batch (injected corruption). */
+    protected abstract void flipByte(int index);
+
+    /** Queues a copy of the open batch's packet, the batch itself still open (injected duplicate). */
+    protected abstract void queueCopy();
+
+    /** Keeps the open batch's packet back, to be queued after the next one (injected reordering). */
+    protected abstract void holdBack();
+
+    /** Queues the packet held back, if any. */
+    protected abstract void releaseHeldBack();
 
     /** Sends everything queued, a held-back packet last. */
     protected abstract void send();
 
     /** Counts an injected fault on the queue pair and the device. */
-    protected void count(Counter c) {
+    private void count(Counter c) {
         counters.increment(c);
         deviceCounters.increment(c);
     }

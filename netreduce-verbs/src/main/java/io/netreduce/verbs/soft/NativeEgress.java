@@ -1,6 +1,5 @@
 package io.netreduce.verbs.soft;
 
-import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Counters;
 import io.netreduce.wire.roce.PcapWriter;
 import io.netreduce.wire.udp.GsoLimits;
@@ -64,7 +63,7 @@ final class NativeEgress extends Egress {
     @Override
     protected void queueBatch() {
         run(batchStart, segmentLength, segments, batchBytes());
-        used = (batchStart + batchBytes() + 63) & ~63;
+        consume();
     }
 
     private void run(int start, int segment, int count, int bytes) {
@@ -75,35 +74,36 @@ final class NativeEgress extends Egress {
         runs++;
     }
 
-    @Override
-    protected void inject(int f) {
-        int start = batchStart;
-        int length = batchBytes();
-        used = (start + length + 63) & ~63;
-        if ((f & FaultInjector.DROP) != 0) {
-            count(Counter.INJECTED_LOSS);
-            return;
-        }
-        if ((f & FaultInjector.CORRUPT) != 0) {
-            count(Counter.INJECTED_CORRUPTIONS);
-            int i = start + faults.corruptIndex(length);
-            arena.put(i, (byte) (arena.get(i) ^ 0x5A));
-        }
-        if ((f & FaultInjector.DUPLICATE) != 0) {
-            count(Counter.INJECTED_DUPLICATES);
-            run(start, length, 1, length);
-        }
-        if ((f & FaultInjector.REORDER) != 0 && heldStart < 0) {
-            count(Counter.INJECTED_REORDERS);
-            heldStart = start;
-            heldLength = length;
-            return;
-        }
-        run(start, length, 1, length);
-        releaseHeldBack();
+    /** Takes the open batch's bytes from the arena (whatever becomes of them). */
+    private void consume() {
+        used = (batchStart + batchBytes() + 63) & ~63;
     }
 
-    private void releaseHeldBack() {
+    @Override
+    protected void dropBatch() {
+        consume();
+    }
+
+    @Override
+    protected void flipByte(int index) {
+        int i = batchStart + index;
+        arena.put(i, (byte) (arena.get(i) ^ 0x5A));
+    }
+
+    @Override
+    protected void queueCopy() {
+        run(batchStart, batchBytes(), 1, batchBytes());
+    }
+
+    @Override
+    protected void holdBack() {
+        consume();
+        heldStart = batchStart;
+        heldLength = batchBytes();
+    }
+
+    @Override
+    protected void releaseHeldBack() {
         if (heldStart >= 0) {
             run(heldStart, heldLength, 1, heldLength);
             heldStart = -1;

@@ -1,6 +1,5 @@
 package io.netreduce.verbs.soft;
 
-import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Counters;
 import io.netreduce.wire.roce.PcapWriter;
 import io.netty.buffer.ByteBuf;
@@ -60,32 +59,28 @@ final class NettyEgress extends Egress {
     }
 
     @Override
-    protected void inject(int f) {
-        ByteBuf packet = take();
-        if ((f & FaultInjector.DROP) != 0) {
-            count(Counter.INJECTED_LOSS);
-            packet.release();
-            return;
-        }
-        if ((f & FaultInjector.CORRUPT) != 0) {
-            count(Counter.INJECTED_CORRUPTIONS);
-            int i = faults.corruptIndex(packet.readableBytes());
-            packet.setByte(i, packet.getByte(i) ^ 0x5A);
-        }
-        if ((f & FaultInjector.DUPLICATE) != 0) {
-            count(Counter.INJECTED_DUPLICATES);
-            channel.write(new DatagramPacket(packet.retainedDuplicate(), nextHop), channel.voidPromise());
-        }
-        if ((f & FaultInjector.REORDER) != 0 && heldBack == null) {
-            count(Counter.INJECTED_REORDERS);
-            heldBack = packet;
-            return;
-        }
-        channel.write(new DatagramPacket(packet, nextHop), channel.voidPromise());
-        releaseHeldBack();
+    protected void dropBatch() {
+        take().release();
     }
 
-    private void releaseHeldBack() {
+    @Override
+    protected void flipByte(int index) {
+        batch.setByte(index, batch.getByte(index) ^ 0x5A);
+    }
+
+    @Override
+    protected void queueCopy() {
+        batch.writerIndex(batchBytes());
+        channel.write(new DatagramPacket(batch.retainedDuplicate(), nextHop), channel.voidPromise());
+    }
+
+    @Override
+    protected void holdBack() {
+        heldBack = take();
+    }
+
+    @Override
+    protected void releaseHeldBack() {
         if (heldBack != null) {
             ByteBuf h = heldBack;
             heldBack = null;

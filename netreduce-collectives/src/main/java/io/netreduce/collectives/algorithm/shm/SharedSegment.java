@@ -1,10 +1,10 @@
 package io.netreduce.collectives.algorithm.shm;
 
+import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
@@ -36,7 +36,6 @@ final class SharedSegment implements AutoCloseable {
     static final String PREFIX = "netreduce-";
     private static final Logger LOG = LoggerFactory.getLogger(SharedSegment.class);
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
-    private static final sun.misc.Unsafe UNSAFE = unsafe();
 
     private final Path path;
     private final MappedByteBuffer buffer;
@@ -155,19 +154,6 @@ final class SharedSegment implements AutoCloseable {
     @Override
     public void close() {
         unlink();
-        if (UNSAFE != null) {
-            UNSAFE.invokeCleaner(buffer);
-        }
-    }
-
-    private static sun.misc.Unsafe unsafe() {
-        try {
-            Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            return (sun.misc.Unsafe) f.get(null);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            LOG.debug("segments are unmapped by the garbage collector: {}", e.toString());
-            return null;
-        }
+        DirectBuffers.release(buffer);
     }
 }
