@@ -8,7 +8,7 @@ import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
 import io.netreduce.collectives.algorithm.HostLayout;
 import io.netreduce.collectives.algorithm.ScratchTensor;
-import io.netreduce.collectives.algorithm.SumCollectives;
+import io.netreduce.collectives.algorithm.SumBuiltAlgorithm;
 import io.netreduce.collectives.algorithm.Traffic;
 import io.netreduce.collectives.algorithm.shm.HostCollectives;
 import io.netreduce.verbs.TransportCapabilities;
@@ -30,16 +30,15 @@ import java.nio.FloatBuffer;
  * Each chunk's sum is computed once in each host, then once across hosts, and copied
  * everywhere, so every rank gets the same bits. With one host the middle part is skipped.
  * Reduce-scatter, all-gather and broadcast are built from the all-reduce
- * ({@link SumCollectives}); MAX and MIN go wherever the algorithm across hosts takes them.
+ * ({@link SumBuiltAlgorithm}); MAX and MIN go wherever the algorithm across hosts takes them.
  */
-public final class HierarchicalAlgorithm implements CollectiveAlgorithm {
+public final class HierarchicalAlgorithm extends SumBuiltAlgorithm {
     private final CollectiveAlgorithm across;
     private GroupContext group;
     private HostLayout layout;
     private HostCollectives host;
     private boolean crossesHosts;
     private final ScratchTensor chunk = new ScratchTensor();
-    private final ScratchTensor scratch = new ScratchTensor();
 
     /** {@code across}: a new, not yet joined instance of the algorithm to run between hosts. */
     public HierarchicalAlgorithm(CollectiveAlgorithm across) {
@@ -106,18 +105,8 @@ public final class HierarchicalAlgorithm implements CollectiveAlgorithm {
     }
 
     @Override
-    public void reduceScatter(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
-        SumCollectives.reduceScatter(this, group.rank(), call, input, output, scratch);
-    }
-
-    @Override
-    public void allGather(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
-        SumCollectives.allGather(this, group.rank(), call, input, output);
-    }
-
-    @Override
-    public void broadcast(CollectiveCall call, FloatBuffer tensor) {
-        SumCollectives.broadcast(this, group.rank(), call, tensor);
+    protected int groupRank() {
+        return group.rank();
     }
 
     /** The wire's traffic: what the algorithm across hosts moved (shared memory moves nothing over a wire). */

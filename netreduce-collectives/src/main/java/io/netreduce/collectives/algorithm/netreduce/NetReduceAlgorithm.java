@@ -6,14 +6,13 @@ import io.netreduce.collectives.Collective;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.AlgorithmUnavailableException;
-import io.netreduce.collectives.algorithm.CollectiveAlgorithm;
 import io.netreduce.collectives.algorithm.ElementType;
 import io.netreduce.collectives.algorithm.GroupContext;
 import io.netreduce.collectives.algorithm.CollectiveCall;
 import io.netreduce.collectives.algorithm.ProgressGuard;
 import io.netreduce.collectives.algorithm.RingConnections;
 import io.netreduce.collectives.algorithm.ScratchTensor;
-import io.netreduce.collectives.algorithm.SumCollectives;
+import io.netreduce.collectives.algorithm.SumBuiltAlgorithm;
 import io.netreduce.collectives.algorithm.TensorMemory;
 import io.netreduce.collectives.algorithm.Traffic;
 import io.netreduce.verbs.Capability;
@@ -38,9 +37,9 @@ import org.slf4j.LoggerFactory;
  * creates a ring on the switch (rank 0, through its control plane), builds the ring of RC
  * connections with the switch as every device's gateway, and registers those connections
  * with the switch before anyone connects. The switch only adds, so MAX and MIN are refused;
- * broadcast, all-gather and reduce-scatter are sums ({@link SumCollectives}).
+ * broadcast, all-gather and reduce-scatter are sums ({@link SumBuiltAlgorithm}).
  */
-public final class NetReduceAlgorithm implements CollectiveAlgorithm {
+public final class NetReduceAlgorithm extends SumBuiltAlgorithm {
     public static final String NAME = CommunicatorConfig.NETREDUCE;
     private static final Logger LOG = LoggerFactory.getLogger(NetReduceAlgorithm.class);
     private static final String PLAN = "netreduce-plan";
@@ -215,18 +214,8 @@ public final class NetReduceAlgorithm implements CollectiveAlgorithm {
     }
 
     @Override
-    public void reduceScatter(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
-        SumCollectives.reduceScatter(this, group.rank(), call, input, output, scratch);
-    }
-
-    @Override
-    public void allGather(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
-        SumCollectives.allGather(this, group.rank(), call, input, output);
-    }
-
-    @Override
-    public void broadcast(CollectiveCall call, FloatBuffer tensor) {
-        SumCollectives.broadcast(this, group.rank(), call, tensor);
+    protected int groupRank() {
+        return group.rank();
     }
 
     @Override
