@@ -99,7 +99,7 @@ final class BenchRunner {
         try (Communicator comm = Collectives.open(b.build())) {
             WorkerCommand.WorkerSetup.refuseFallback(comm, o.algorithm);
             joinedSize = comm.size();
-            FloatBuffer stats = FloatBuffer.allocate(8);
+            FloatBuffer stats = FloatBuffer.allocate(10);
             new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
             return comm.rank() == 0 ? rows : null;
         }
@@ -115,6 +115,7 @@ final class BenchRunner {
         putSplit(stats, r.wrong());
         putSplit(stats, r.wireBytesSent());
         putSplit(stats, r.retransmittedPackets());
+        putSplit(stats, r.ackTimeouts());
         stats.put((float) (r.cpuSeconds() * 1e6));
         stats.flip();
         comm.allReduce(stats);
@@ -123,10 +124,11 @@ final class BenchRunner {
         long wrong = getSplit(stats, 1);
         long wire = getSplit(stats, 3) / p;
         long retrans = getSplit(stats, 5);
-        double cpu = stats.get(7) / 1e6 / p;
+        long timeouts = getSplit(stats, 7);
+        double cpu = stats.get(9) / 1e6 / p;
         double algbw = r.bytes() / (time * 1e3);
         return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), r.iterations(), time, algbw,
-                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, cpu, Row.perGb(cpu, r.bytes()));
+                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, timeouts, cpu, Row.perGb(cpu, r.bytes()));
     }
 
     private static void putSplit(FloatBuffer b, long v) {

@@ -92,9 +92,10 @@ final class DemoRunner {
                     a.cpuSPerGb() / b.cpuSPerGb()));
         }
         long retrans = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::retransmittedPackets).sum();
+        long timeouts = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::ackTimeouts).sum();
         if (o.loss > 0) {
-            lines.add(String.format(Locale.ROOT, "injected loss %.4g%%: %d packets retransmitted by go-back-N",
-                    o.loss * 100, retrans));
+            lines.add(String.format(Locale.ROOT, "injected loss %.4g%%: %d packets retransmitted by go-back-N, "
+                    + "%d ACK timeouts", o.loss * 100, retrans, timeouts));
         }
         lines.add(wrong == 0
                 ? rowCount + " rows checked on " + o.ranks + " ranks against the exact reference: all correct"

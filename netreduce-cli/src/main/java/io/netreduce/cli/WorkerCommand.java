@@ -99,7 +99,7 @@ public final class WorkerCommand implements Callable<Integer> {
         // Serialise once before joining: the first use of Jackson takes a few hundred ms, and a
         // rank that stalls that long between collectives can exhaust its peers' RC retries
         // (in a netreduce ring a sender's ACK waits for the slowest rank's packet).
-        Json.line(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0, 0));
+        Json.line(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0, 0, 0));
         for (int i = 0; i < algorithms.size(); i++) {
             String algorithm = algorithms.get(i);
             CommunicatorConfig.Builder b = base.toBuilder().algorithm(algorithm);

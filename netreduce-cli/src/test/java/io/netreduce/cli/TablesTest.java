@@ -18,10 +18,10 @@ class TablesTest {
         List<Row> complete = new ArrayList<>();
         Results results = new Results(2, complete::add);
         assertTrue(results.accept(RankResult.PREFIX + Json.line(
-                new RankResult(0, "ring", 1_000_000, 250_000, true, 5, 1000.0, 0, 1_100_000, 3, 0.0010))));
+                new RankResult(0, "ring", 1_000_000, 250_000, true, 5, 1000.0, 0, 1_100_000, 3, 1, 0.0010))));
         assertEquals(0, complete.size(), "a row is complete only when every rank reported");
         assertTrue(results.accept(RankResult.PREFIX + Json.line(
-                new RankResult(1, "ring", 1_000_000, 250_000, true, 5, 3000.0, 2, 900_000, 4, 0.0030))));
+                new RankResult(1, "ring", 1_000_000, 250_000, true, 5, 3000.0, 2, 900_000, 4, 0, 0.0030))));
         assertEquals(1, complete.size());
         Row r = complete.get(0);
         assertEquals(2000.0, r.timeUs(), 1e-9);            // mean over ranks
@@ -30,6 +30,7 @@ class TablesTest {
         assertEquals(2, r.wrong());                        // summed over ranks
         assertEquals(1_000_000, r.wireBytesPerWorker());   // mean over workers
         assertEquals(7, r.retransmittedPackets());
+        assertEquals(1, r.ackTimeouts());
         assertEquals(0.0020, r.cpuSPerCall(), 1e-12);      // mean over ranks
         assertEquals(2.0, r.cpuSPerGb(), 1e-9);            // 2 ms per 10^6 B
         assertTrue(Json.write(r).contains("\"cpu_s_per_call\"") && Json.write(r).contains("\"cpu_s_per_gb\""),
@@ -39,8 +40,8 @@ class TablesTest {
 
     @Test
     void benchTableHasBothPlacementsPerRow() {
-        Row oop = new Row("ring", 4096, 1024, "float", "sum", false, 20, 100.0, 0.04096, 0.06144, 0, 5000, 0, 1e-4, 24.4);
-        Row ip = new Row("ring", 4096, 1024, "float", "sum", true, 20, 80.0, 0.0512, 0.0768, 0, 5000, 0, 8e-5, 19.5);
+        Row oop = new Row("ring", 4096, 1024, "float", "sum", false, 20, 100.0, 0.04096, 0.06144, 0, 5000, 0, 0, 1e-4, 24.4);
+        Row ip = new Row("ring", 4096, 1024, "float", "sum", true, 20, 80.0, 0.0512, 0.0768, 0, 5000, 0, 0, 8e-5, 19.5);
         String table = Tables.bench(List.of(oop), List.of(ip));
         assertTrue(table.contains("out-of-place") && table.contains("in-place"), table);
         String row = table.lines().filter(l -> !l.startsWith("#")).findFirst().orElseThrow();

@@ -27,6 +27,7 @@ public enum Counter {
     DROP_BAD_STATE("packets dropped: queue pair not ready"),
     DROP_UNEXPECTED("packets dropped: response not matching any outstanding request"),
     DROP_QUEUE_FULL("packets dropped: receive queue overflow"),
+    DROP_SEND_BUFFER_FULL("packets dropped: the socket's send buffer stayed full"),
     INJECTED_LOSS("packets dropped by injected faults"),
     INJECTED_DUPLICATES("packets duplicated by injected faults"),
     INJECTED_REORDERS("packets reordered by injected faults"),

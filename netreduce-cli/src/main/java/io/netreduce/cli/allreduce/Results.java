@@ -40,7 +40,7 @@ public final class Results {
      * 105 µs per call instead of 17).
      */
     private static void warmUp() {
-        RankResult sample = Json.read(Json.write(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0, 0)),
+        RankResult sample = Json.read(Json.write(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0, 0, 0)),
                 RankResult.class);
         Row row = Row.combine(List.of(sample), 1);
         String.format(java.util.Locale.ROOT, "%s %8s %10.1f us", row.algorithm(), Sizes.human(row.size()),

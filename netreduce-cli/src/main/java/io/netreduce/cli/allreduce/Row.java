@@ -11,7 +11,7 @@ import java.util.List;
  */
 public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
                   int iterations, double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
-                  long retransmittedPackets, @JsonProperty("cpu_s_per_call") double cpuSPerCall,
+                  long retransmittedPackets, long ackTimeouts, @JsonProperty("cpu_s_per_call") double cpuSPerCall,
                   @JsonProperty("cpu_s_per_gb") double cpuSPerGb) {
 
     /**
@@ -35,10 +35,11 @@ public record Row(String algorithm, long size, long count, String type, String r
         long wrong = ranks.stream().mapToLong(RankResult::wrong).sum();
         long wire = Math.round(ranks.stream().mapToLong(RankResult::wireBytesSent).average().orElse(0));
         long retrans = ranks.stream().mapToLong(RankResult::retransmittedPackets).sum();
+        long timeouts = ranks.stream().mapToLong(RankResult::ackTimeouts).sum();
         double cpu = ranks.stream().mapToDouble(RankResult::cpuSeconds).average().orElse(Double.NaN);
         double algbw = time > 0 ? first.bytes() / (time * 1e3) : 0; // bytes per ns = GB/s
         return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(),
                 first.iterations(), time,
-                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, cpu, perGb(cpu, first.bytes()));
+                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, timeouts, cpu, perGb(cpu, first.bytes()));
     }
 }

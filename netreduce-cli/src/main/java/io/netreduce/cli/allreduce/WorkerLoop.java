@@ -135,6 +135,7 @@ public final class WorkerLoop {
         comm.barrier();
         long bytesBefore = MeteredVerbsProvider.total(Counter.BYTES_SENT);
         long retransBefore = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS);
+        long timeoutsBefore = MeteredVerbsProvider.total(Counter.ACK_TIMEOUTS);
         long elapsed = 0;
         ProcessCpu cpuClock = ProcessCpu.start();
         for (int i = 0; i < iterations; i++) {
@@ -148,10 +149,11 @@ public final class WorkerLoop {
         long cpu = cpuClock.elapsedNanos();
         long wire = (MeteredVerbsProvider.total(Counter.BYTES_SENT) - bytesBefore) / iterations;
         long retrans = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS) - retransBefore;
+        long timeouts = MeteredVerbsProvider.total(Counter.ACK_TIMEOUTS) - timeoutsBefore;
         double timeUs = elapsed / 1e3 / iterations;
         double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / iterations;
         return new RankResult(rank, algorithm, size, count, inPlace, iterations, timeUs, wrong, wire,
-                retrans, cpuSeconds);
+                retrans, timeouts, cpuSeconds);
     }
 
     private void warmUp(int count, boolean inPlace, int calls) {

@@ -15,7 +15,9 @@ import java.nio.ByteBuffer;
  * <p>Consecutive packets of equal length share one batch and leave as a single UDP GSO
  * super-datagram (the kernel cuts it into datagrams; a shorter packet may close a batch).
  * Batches are queued without sending; {@link #flush()} ends a burst with one sendmmsg.
- * With egress faults active every packet travels alone so that faults apply per packet.
+ * Injected loss and corruption apply per packet inside a batch (a lost packet's room is
+ * taken by the next one), so a lossy run sends as a lossless one does and measures the loss
+ * alone; injected duplicates or reordering make every packet travel alone.
  * Where batches live and how they reach the socket is the subclass's:
  * {@link NativeEgress} (one arena, the native batched send, no copy) or
  * {@link NettyEgress} (pooled buffers written to Netty's channel).
@@ -30,6 +32,8 @@ abstract class Egress {
     private final int dstPort;
     private final boolean gso;
     private final FaultInjector faults;
+    /** Faults decided per batch of one packet (duplication, reordering) rather than in {@link #commit()}. */
+    private final boolean faultsPerBatch;
     private final PcapWriter pcap;
     private final Counters counters;
     private final Counters deviceCounters;
@@ -51,7 +55,8 @@ abstract class Egress {
         this.srcPort = srcPort;
         this.dstPort = dstPort;
         this.faults = faults;
-        this.gso = gso && !faults.active();
+        this.faultsPerBatch = faults.active() && faults.movesPackets();
+        this.gso = gso && !faultsPerBatch;
         this.pcap = pcap;
         this.counters = counters;
         this.deviceCounters = deviceCounters;
@@ -88,6 +93,9 @@ abstract class Egress {
         }
         counters.increment(Counter.PACKETS_SENT);
         counters.add(Counter.BYTES_SENT, packetLength);
+        if (faults.active() && !faultsPerBatch && !injectInPlace(faults.decide())) {
+            return;
+        }
         segments++;
         dirty = true;
         if (!gso || packetLength < segmentLength) {
@@ -106,7 +114,7 @@ abstract class Egress {
         }
         if (segments == 0) {
             abandonBatch();
-        } else if (faults.active()) {
+        } else if (faultsPerBatch) {
             inject(faults.decide());
         } else {
             queueBatch();
@@ -151,6 +159,22 @@ abstract class Egress {
         releaseHeldBack();
     }
 
+    /**
+     * Loss or corruption {@code f} of the packet just sealed, where it lies in its batch;
+     * false when it is lost (not counted in the batch: the next packet takes its room).
+     */
+    private boolean injectInPlace(int f) {
+        if ((f & FaultInjector.DROP) != 0) {
+            count(Counter.INJECTED_LOSS);
+            return false;
+        }
+        if ((f & FaultInjector.CORRUPT) != 0) {
+            count(Counter.INJECTED_CORRUPTIONS);
+            flipByte(packetStart - batchStart + faults.corruptIndex(packetLength));
+        }
+        return true;
+    }
+
     /** Gives up the open batch's packet (injected loss). */
     protected abstract void dropBatch();
 
@@ -168,6 +192,12 @@ abstract class Egress {
 
     /** Sends everything queued, a held-back packet last. */
     protected abstract void send();
+
+    /** Counts {@code packets} the socket did not take, on the queue pair and the device. */
+    protected void countUnsent(int packets) {
+        counters.add(Counter.DROP_SEND_BUFFER_FULL, packets);
+        deviceCounters.add(Counter.DROP_SEND_BUFFER_FULL, packets);
+    }
 
     /** Counts an injected fault on the queue pair and the device. */
     private void count(Counter c) {

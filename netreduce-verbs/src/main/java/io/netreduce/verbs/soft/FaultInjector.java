@@ -26,6 +26,11 @@ final class FaultInjector {
         return !plan.isNone();
     }
 
+    /** Whether the plan duplicates or reorders packets (faults that move a packet, not just spoil it). */
+    boolean movesPackets() {
+        return plan.duplicate() > 0 || plan.reorder() > 0;
+    }
+
     /** A bit set of the faults to apply to the next packet; DROP excludes the others. */
     int decide() {
         double l = random.nextDouble();

@@ -120,14 +120,31 @@ final class NativeEgress extends Egress {
         releaseHeldBack();
         if (runs > 0) {
             int sent = NativeUdp.send(fd, arena, plan, runs, SEND_WAIT_MILLIS);
-            if (sent < runs && LOG.isDebugEnabled()) {
-                LOG.debug("soft egress: the socket took {} of {} batches ({}); RC retransmits the rest",
-                        Math.max(0, sent), runs, sent < 0 ? NativeUdp.error(-sent) : "full");
+            if (sent < runs) {
+                countUnsent(packetsFrom(Math.max(0, sent)));
+                if (LOG.isDebugEnabled()) {
+                    LOG.debug("soft egress: the socket took {} of {} batches ({}); RC retransmits the rest",
+                            Math.max(0, sent), runs, sent < 0 ? NativeUdp.error(-sent) : "full");
+                }
             }
         }
         plan.clear();
         runs = 0;
         used = 0;
+    }
+
+    /** Packets in the plan's runs from run {@code first} on (a run: hop ip, port, segment, count, count × (offset, length)). */
+    private int packetsFrom(int first) {
+        int packets = 0;
+        int at = 0;
+        for (int r = 0; r < runs; r++) {
+            int count = plan.get(at + 3);
+            if (r >= first) {
+                packets += count;
+            }
+            at += 4 + 2 * count;
+        }
+        return packets;
     }
 
     @Override

@@ -351,6 +351,7 @@ final class SoftQueuePair implements QueuePair {
                     egress.flush();
                 }
                 device.unregister(this);
+                LOG.debug("QP {} closed; counters {}", qpn, counters);
                 if (channel != null) {
                     channel.close();
                 } else {
