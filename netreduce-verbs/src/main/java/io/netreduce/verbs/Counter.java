@@ -14,6 +14,7 @@ public enum Counter {
     RETRANSMITTED_PACKETS("request packets sent again by go-back-N"),
     RETRY_SEQUENCES("go-back-N restarts (ACK timeout or sequence NAK)"),
     ACK_TIMEOUTS("local ACK timer expiries"),
+    TAIL_PROBES("tail-loss probes: the newest unacknowledged packet sent again after a quiet spell"),
     ACKS_SENT("ACK packets sent"),
     NAKS_SENT("sequence-error NAKs sent"),
     NAKS_RECEIVED("sequence-error NAKs received"),

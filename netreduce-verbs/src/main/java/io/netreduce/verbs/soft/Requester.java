@@ -14,6 +14,7 @@ import io.netreduce.wire.roce.Psn;
 import io.netreduce.wire.roce.Reth;
 import io.netreduce.wire.roce.RoceFrame;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,6 +24,22 @@ import java.util.concurrent.TimeUnit;
  * PSNs unacknowledged, completes work requests on cumulative ACKs, goes back N on a
  * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /
  * RNR_RETRY_EXC_ERR when its retry budgets run out.
+ *
+ * <p>A lost tail (the last packets of a burst, or the ACK that answers them) leaves the
+ * responder nothing to NAK, and the ACK timeout is long (it is also how a dead peer is
+ * found). So with packets unacknowledged and no answer for a probe timeout
+ * {@code PTO = max(2 × smoothed RTT, tail probe floor)}, the newest packet is sent again
+ * asking for an ACK: the responder takes it if it was the one lost, re-ACKs it if the ACK
+ * was lost, or NAKs the gap before it; on a link that was only slow it costs one duplicate
+ * packet. Probes back off (PTO, 2 PTO, 4 PTO, ...); from the fourth on they resend the oldest
+ * unacknowledged packet instead, for a lost NAK leaves the responder silently dropping
+ * everything but the PSN it expects (it still answers duplicates, and then NAKs the next
+ * gap). Probes never rewind the requester and spend no retry: go-back-N happens on a NAK
+ * or the ACK timeout only, so a slow link costs duplicates, not windows. The first probes
+ * take the newest packet because through a NetReduce switch the oldest is often the first
+ * packet of a message waiting for a late rank, which the switch answers with an RNR NAK.
+ * An ACK that covers the packet an RNR NAK named ends the RNR wait at once (the switch
+ * completed the message meanwhile) (docs/protocol.md, "Loss recovery").
  */
 final class Requester {
     private final SoftQueuePair qp;
@@ -32,6 +49,7 @@ final class Requester {
     private final int maxOutstanding;
     private final int ackEvery;
     private final long ackTimeoutNanos;
+    private final long tailProbeNanos;
     private final int retryCount;
     private final int rnrRetry;
     private final Bth bth = new Bth();
@@ -60,21 +78,33 @@ final class Requester {
     /** PSN a sequence NAK already rewound to; a repeat of it is a duplicate, not news. */
     private int lastNakPsn = -1;
     private boolean rnrWaiting;
-    private boolean timerScheduled;
+    private ScheduledFuture<?> timer;
+    private long timerDueNanos;
     /** When the peer last acknowledged something new, and what the retries since then were: for the error. */
     private long lastProgressNanos = System.nanoTime();
     private int timeoutsSinceProgress;
     private int naksSinceProgress;
     private long deadlineNanos;
+    /** When the next probe of this quiet spell is due unless an answer comes first, and how many went before it. */
+    private long probeDeadlineNanos;
+    private int probes;
+    /** The PSN the last RNR NAK named. */
+    private int rnrPsn;
+    /** Smoothed round trip (RFC 6298's SRTT, 0 before the first sample) and the one packet being timed (Karn: never a resent one). */
+    private long srttNanos;
+    private boolean timing;
+    private int timedPsn;
+    private long timedSentNanos;
 
-    Requester(SoftQueuePair qp, WorkRing<SendWqe> ring, QpAttributes attributes, int maxOutstanding, int ackEvery,
+    Requester(SoftQueuePair qp, WorkRing<SendWqe> ring, QpAttributes attributes, SendSettings settings,
               Counters counters) {
         this.qp = qp;
         this.ring = ring;
         this.counters = counters;
         this.mtu = attributes.mtu();
-        this.maxOutstanding = maxOutstanding;
-        this.ackEvery = ackEvery;
+        this.maxOutstanding = settings.maxOutstanding();
+        this.ackEvery = settings.ackEvery();
+        this.tailProbeNanos = settings.tailProbeNanos();
         this.ackTimeoutNanos = attributes.ackTimeout().toNanos();
         this.retryCount = attributes.retryCount();
         this.rnrRetry = attributes.rnrRetry();
@@ -115,10 +145,15 @@ final class Requester {
                 w.started = true;
             }
             int psn = Psn.add(w.firstPsn, reqPacket);
-            sendPacket(w, reqPacket, psn);
+            boolean ackReq = sendPacket(w, reqPacket, psn, false);
             reqPsn = Psn.next(psn);
             if (Psn.isAfter(reqPsn, sentPsn)) {
                 sentPsn = reqPsn;
+                if (ackReq && !timing) {
+                    timing = true;
+                    timedPsn = psn;
+                    timedSentNanos = System.nanoTime();
+                }
             } else {
                 counters.increment(Counter.RETRANSMITTED_PACKETS);
             }
@@ -128,9 +163,24 @@ final class Requester {
             }
         }
         if (wasIdle && outstanding()) {
-            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+            long now = System.nanoTime();
+            deadlineNanos = now + ackTimeoutNanos;
+            quietFrom(now);
         }
         armTimer();
+    }
+
+    /** Probes of a quiet spell that resend the newest packet; later ones resend the oldest unacknowledged. */
+    private static final int NEWEST_PROBES = 3;
+
+    /** Starts a quiet spell at {@code now} (something was answered, or sending began): the first probe is one PTO away. */
+    private void quietFrom(long now) {
+        probes = 0;
+        probeDeadlineNanos = now + probeTimeout();
+    }
+
+    private long probeTimeout() {
+        return Math.max(2 * srttNanos, tailProbeNanos);
     }
 
     /**
@@ -150,14 +200,15 @@ final class Requester {
         return null;
     }
 
-    private void sendPacket(SendWqe w, int index, int psn) {
+    /** Builds and queues packet {@code index} of {@code w} as PSN {@code psn}; returns whether it asks for an ACK. */
+    private boolean sendPacket(SendWqe w, int index, int psn, boolean forceAckReq) {
         boolean write = w.opcode.isRdmaWrite();
         boolean imm = w.opcode.hasImmediate();
         int opcode = write ? Opcode.write(index, w.packets, imm) : Opcode.send(index, w.packets, imm);
         int offset = index * mtu;
         int payload = Math.min(mtu, w.length - offset);
         boolean end = index == w.packets - 1;
-        boolean ackReq = end || ++packetsSinceAckReq >= ackEvery
+        boolean ackReq = forceAckReq || end || ++packetsSinceAckReq >= ackEvery
                 || Psn.diff(psn, unackedPsn) + 1 >= maxOutstanding;
         if (ackReq) {
             packetsSinceAckReq = 0;
@@ -179,6 +230,7 @@ final class Requester {
             b.put(dst + payload + i, (byte) 0);
         }
         egress.commit();
+        return ackReq;
     }
 
     /** Copies message bytes [offset, offset + length) from the gather list to {@code dst}. */
@@ -261,7 +313,9 @@ final class Requester {
             return;
         }
         rewind(psn);
-        deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+        long now = System.nanoTime();
+        deadlineNanos = now + ackTimeoutNanos;
+        quietFrom(now);
         qp.markDirty();
     }
 
@@ -283,6 +337,7 @@ final class Requester {
         }
         rewind(psn);
         rnrWaiting = true;
+        rnrPsn = psn;
         long micros = Aeth.rnrTimerMicros(syndrome);
         qp.eventLoop().schedule(rnrResumeTask, micros, TimeUnit.MICROSECONDS);
     }
@@ -294,7 +349,9 @@ final class Requester {
         rnrWaiting = false;
         lastNakPsn = -1;
         if (qp.isReady()) {
-            deadlineNanos = System.nanoTime() + ackTimeoutNanos;
+            long now = System.nanoTime();
+            deadlineNanos = now + ackTimeoutNanos;
+            quietFrom(now);
             qp.markDirty();
             qp.endOfBatch();
         }
@@ -302,6 +359,10 @@ final class Requester {
 
     /** Every PSN up to and including {@code psn} arrived: retire the WQEs it covers. */
     private void acknowledge(int psn) {
+        if (rnrWaiting && !Psn.isBefore(psn, rnrPsn)) {
+            rnrWaiting = false; // the packet the RNR NAK named got through after all
+            lastNakPsn = -1;
+        }
         unackedPsn = Psn.next(psn);
         retriesLeft = retryCount;
         rnrRetriesLeft = rnrRetry;
@@ -310,6 +371,12 @@ final class Requester {
         long now = System.nanoTime();
         lastProgressNanos = now;
         deadlineNanos = now + ackTimeoutNanos;
+        if (timing && !Psn.isBefore(psn, timedPsn)) {
+            timing = false;
+            long sample = now - timedSentNanos;
+            srttNanos = srttNanos == 0 ? sample : srttNanos + (sample - srttNanos) / 8;
+        }
+        quietFrom(now);
         long posted = ring.posted();
         while (compIndex < posted) {
             SendWqe w = ring.at(compIndex);
@@ -332,6 +399,7 @@ final class Requester {
 
     /** Go-back-N: the next packet sent is {@code psn}, with its original WQE and offset. */
     private void rewind(int psn) {
+        timing = false; // an ACK after a resend cannot tell which copy it answers
         reqPsn = psn;
         reqIndex = compIndex;
         reqPacket = 0;
@@ -364,16 +432,27 @@ final class Requester {
         return true;
     }
 
+    /**
+     * Schedules the timer for the tail probe or the ACK timeout, whichever is due first; a
+     * timer already set for later is cancelled (the timer checks what is due when it runs).
+     */
     private void armTimer() {
-        if (!timerScheduled && outstanding() && qp.isReady()) {
-            timerScheduled = true;
-            long delay = Math.max(0, deadlineNanos - System.nanoTime());
-            qp.eventLoop().schedule(timerTask, delay, TimeUnit.NANOSECONDS);
+        if (!outstanding() || !qp.isReady()) {
+            return;
         }
+        long due = probeDue() && probeDeadlineNanos - deadlineNanos < 0 ? probeDeadlineNanos : deadlineNanos;
+        if (timer != null) {
+            if (due - timerDueNanos >= 0) {
+                return;
+            }
+            timer.cancel(false);
+        }
+        timerDueNanos = due;
+        timer = qp.eventLoop().schedule(timerTask, Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
     private void onTimer() {
-        timerScheduled = false;
+        timer = null;
         if (!qp.isReady() || !outstanding()) {
             return;
         }
@@ -384,6 +463,11 @@ final class Requester {
         }
         long now = System.nanoTime();
         if (now - deadlineNanos < 0) {
+            if (probeDue() && now - probeDeadlineNanos >= 0) {
+                probe(probes < NEWEST_PROBES ? Psn.add(sentPsn, -1) : unackedPsn);
+                probes++;
+                probeDeadlineNanos = now + (probeTimeout() << Math.min(probes, 20));
+            }
             armTimer();
             return;
         }
@@ -395,8 +479,32 @@ final class Requester {
         lastNakPsn = -1;
         rewind(unackedPsn);
         deadlineNanos = now + ackTimeoutNanos;
+        quietFrom(now);
         qp.markDirty();
         qp.endOfBatch();
+    }
+
+    /** Whether probes are on and one could go now (no resend or RNR wait under way). */
+    private boolean probeDue() {
+        return tailProbeNanos > 0 && !rnrWaiting && reqPsn == sentPsn;
+    }
+
+    /** Sends unacknowledged packet {@code psn} again, asking for an ACK, without rewinding (see the class comment). */
+    private void probe(int psn) {
+        long posted = ring.posted();
+        for (long i = compIndex; i < posted; i++) {
+            SendWqe w = ring.at(i);
+            if (!w.started) {
+                break;
+            }
+            if (!Psn.isAfter(psn, w.lastPsn)) {
+                counters.increment(Counter.TAIL_PROBES);
+                sendPacket(w, Psn.diff(psn, w.firstPsn), psn, true);
+                qp.markDirty();
+                qp.endOfBatch();
+                return;
+            }
+        }
     }
 
     /** Oldest WQE not yet completed, for flushing. */

@@ -99,8 +99,7 @@ final class SoftDevice implements Device {
     private final int localIp;
     private final int port;
     private final boolean gso;
-    private final int maxOutstanding;
-    private final int ackEvery;
+    private final SendSettings sendSettings;
     /**
      * How long a blocking poll of this device's completion queues spins before it sleeps.
      * The spin always yields: the completion it waits for comes from this device's event
@@ -131,10 +130,13 @@ final class SoftDevice implements Device {
         this.gso = SoftProperties.booleanProperty(options, SoftProperties.GSO, true)
                 && io.netty.channel.epoll.SegmentedDatagramPacket.isSupported();
         boolean gro = SoftProperties.booleanProperty(options, SoftProperties.GRO, true);
-        this.maxOutstanding = SoftProperties.intProperty(options, SoftProperties.MAX_OUTSTANDING_PSNS,
-                SoftProperties.DEFAULT_MAX_OUTSTANDING_PSNS, 1, 1 << 22);
-        this.ackEvery = SoftProperties.intProperty(options, SoftProperties.ACK_EVERY, SoftProperties.DEFAULT_ACK_EVERY,
-                1, 1 << 20);
+        this.sendSettings = new SendSettings(
+                SoftProperties.intProperty(options, SoftProperties.MAX_OUTSTANDING_PSNS,
+                        SoftProperties.DEFAULT_MAX_OUTSTANDING_PSNS, 1, 1 << 22),
+                SoftProperties.intProperty(options, SoftProperties.ACK_EVERY, SoftProperties.DEFAULT_ACK_EVERY,
+                        1, 1 << 20),
+                1_000L * SoftProperties.intProperty(options, SoftProperties.TAIL_PROBE_MICROS,
+                        SoftProperties.DEFAULT_TAIL_PROBE_MICROS, 0, 10_000_000));
         this.spinNanos = 1_000L * SoftProperties.intProperty(options, SoftProperties.SPIN_MICROS,
                 SoftProperties.DEFAULT_SPIN_MICROS, 0, 1_000_000);
         int recvBatch = SoftProperties.intProperty(options, SoftProperties.RECV_BATCH,
@@ -325,7 +327,7 @@ final class SoftDevice implements Device {
                     LOG.debug("QPN {}: source port {} busy ({}), trying the next QPN", qpn, sport, e.getMessage());
                     continue;
                 }
-                qp = new SoftQueuePair(this, pd, attributes, qpn, null, fd, maxOutstanding, ackEvery);
+                qp = new SoftQueuePair(this, pd, attributes, qpn, null, fd, sendSettings);
             } else {
                 Bootstrap b = new Bootstrap().group(loop).channel(EpollDatagramChannel.class)
                         .option(ChannelOption.ALLOCATOR, allocator)
@@ -339,7 +341,7 @@ final class SoftDevice implements Device {
                             f.cause().getMessage());
                     continue;
                 }
-                qp = new SoftQueuePair(this, pd, attributes, qpn, f.channel(), -1, maxOutstanding, ackEvery);
+                qp = new SoftQueuePair(this, pd, attributes, qpn, f.channel(), -1, sendSettings);
             }
             onLoop(() -> queuePairs.put(qpn, qp), Duration.ofSeconds(5), "register queue pair " + qpn);
             return qp;

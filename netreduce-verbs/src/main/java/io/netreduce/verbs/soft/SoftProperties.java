@@ -16,6 +16,14 @@ final class SoftProperties {
     /** Request packets without AckReq before one is forced (rxe: 64). */
     static final String ACK_EVERY = "soft.ackEvery";
     static final int DEFAULT_ACK_EVERY = 64;
+    /**
+     * Least microseconds without an acknowledgement after which a requester sends its newest
+     * unacknowledged packet again, once, so that a lost tail (or its lost ACK) is answered by
+     * an ACK or a NAK instead of waiting out the ACK timeout (the probe waits twice the
+     * smoothed round trip when that is longer); 0 turns probes off.
+     */
+    static final String TAIL_PROBE_MICROS = "soft.tailProbeMicros";
+    static final int DEFAULT_TAIL_PROBE_MICROS = 1000;
     /** Whether to batch equal-size packets into UDP GSO super-datagrams. */
     static final String GSO = "soft.gso";
     /**

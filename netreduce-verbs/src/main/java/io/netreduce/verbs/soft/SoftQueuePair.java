@@ -72,7 +72,7 @@ final class SoftQueuePair implements QueuePair {
 
     /** {@code channel} is the queue pair's socket, or null and {@code fd} is (a native socket). */
     SoftQueuePair(SoftDevice device, SoftProtectionDomain pd, QpAttributes attributes, int qpn, Channel channel,
-                  int fd, int maxOutstanding, int ackEvery) {
+                  int fd, SendSettings sendSettings) {
         this.device = device;
         this.pd = pd;
         this.attributes = attributes;
@@ -85,7 +85,7 @@ final class SoftQueuePair implements QueuePair {
         int sge = attributes.maxSge();
         this.sendRing = new WorkRing<>(attributes.maxSendWr(), i -> new SendWqe(sge));
         this.recvRing = new WorkRing<>(attributes.maxRecvWr(), i -> new RecvWqe(sge));
-        this.requester = new Requester(this, sendRing, attributes, maxOutstanding, ackEvery, counters);
+        this.requester = new Requester(this, sendRing, attributes, sendSettings, counters);
         this.responder = new Responder(this, recvRing, attributes.mtu(), attributes.minRnrTimer().toNanos() / 1000,
                 counters);
         int psn = attributes.initialPsn() >= 0 ? attributes.initialPsn()

@@ -314,4 +314,70 @@ class SoftReliabilityTest {
         t.run(4 * MIB, Duration.ofSeconds(50));
         assertTrue(pair.b.device.counters().get(Counter.INJECTED_LOSS) > 0, "seed " + seed);
     }
+
+    /**
+     * One-packet messages sent one at a time over an egress losing 20 % of packets (data and
+     * ACKs): every loss is a lost tail with nothing after it for the responder to NAK. Tail
+     * probes recover each in milliseconds, so with a 5 s ACK timeout not one timeout expires;
+     * with probes turned off (and a 200 ms timeout, to keep the run short) the same traffic
+     * waits for the timer, which shows the probes did the work.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void tailProbesRecoverLostTailsWithoutWaitingForTheAckTimeout() throws InterruptedException {
+        long seed = 25;
+        int messages = 40;
+        pair = lossyPair("127.0.32.29", "127.0.32.30", seed, null, Duration.ofSeconds(5));
+        sendOneAtATime(messages, Duration.ofSeconds(60), seed);
+        assertEquals(0, pair.a.qp.counters().get(Counter.ACK_TIMEOUTS), "seed " + seed + ": " + pair.a.qp.counters());
+        assertTrue(pair.a.qp.counters().get(Counter.TAIL_PROBES) > 0, "seed " + seed + ": " + pair.a.qp.counters());
+        assertTrue(pair.a.device.counters().get(Counter.INJECTED_LOSS) + pair.b.device.counters().get(Counter.INJECTED_LOSS)
+                > 0, "seed " + seed);
+        pair.close();
+
+        pair = lossyPair("127.0.32.31", "127.0.32.32", seed, "0", Duration.ofMillis(200));
+        sendOneAtATime(messages, Duration.ofSeconds(60), seed);
+        assertTrue(pair.a.qp.counters().get(Counter.ACK_TIMEOUTS) > 0,
+                "without probes a lost tail waits for the ACK timeout; seed " + seed + ": " + pair.a.qp.counters());
+        assertEquals(0, pair.a.qp.counters().get(Counter.TAIL_PROBES));
+    }
+
+    private static SoftPair lossyPair(String a, String b, long seed, String tailProbeMicros, Duration ackTimeout) {
+        DeviceOptions.Builder ha = host(a).egressFaults(FaultPlan.loss(seed, 0.2));
+        DeviceOptions.Builder hb = host(b).egressFaults(FaultPlan.loss(seed + 1, 0.2));
+        if (tailProbeMicros != null) {
+            ha.property(SoftProperties.TAIL_PROBE_MICROS, tailProbeMicros);
+        }
+        return new SoftPair(ha, hb, q -> q.ackTimeout(ackTimeout).retryCount(7));
+    }
+
+    /** Sends {@code messages} SENDs of 64 bytes, each after the previous one completed, and checks each arrived intact. */
+    private void sendOneAtATime(int messages, Duration deadline, long seed) throws InterruptedException {
+        MemoryRegion src = pair.a.register(64);
+        MemoryRegion dst = pair.b.register(64 * messages);
+        RecvRequest r = new RecvRequest();
+        for (int i = 0; i < messages; i++) {
+            r.reset().wrId(i).sgl().add(dst, 64 * i, 64);
+            pair.b.qp.postRecv(r);
+        }
+        SendRequest s = new SendRequest();
+        long end = System.nanoTime() + deadline.toNanos();
+        for (int i = 0; i < messages; i++) {
+            for (int k = 0; k < 64; k++) {
+                src.buffer().put(k, (byte) (i * 31 + k));
+            }
+            s.reset().wrId(i).sgl().add(src, 0, 64);
+            pair.a.qp.postSend(s);
+            List<WorkCompletion> sent = await(pair.a.sendCq, 1, Duration.ofNanos(Math.max(1, end - System.nanoTime())));
+            assertEquals(1, sent.size(), "message " + i + " not acknowledged; seed " + seed + ": " + pair.a.qp.counters());
+            assertEquals(WcStatus.SUCCESS, sent.get(0).status(), sent.get(0).toString());
+        }
+        List<WorkCompletion> got = await(pair.b.recvCq, messages, Duration.ofSeconds(10));
+        assertEquals(messages, got.size(), "seed " + seed);
+        for (int i = 0; i < messages; i++) {
+            for (int k = 0; k < 64; k++) {
+                assertEquals((byte) (i * 31 + k), dst.buffer().get(64 * i + k), "message " + i + " byte " + k);
+            }
+        }
+    }
 }
