@@ -109,15 +109,58 @@ class SoftRingThroughSwitchTest {
         double loss = 0.02;
         double dup = 0.02;
         double reorder = 0.02;
-        int net = (127 << 24) | (91 << 16) | (p << 8);
+        run(p, seed, p, r -> new FaultPlan[] {new FaultPlan(seed * 100 + r, loss, dup, reorder, 0),
+                new FaultPlan(seed * 100 + 50 + r, loss, dup, reorder, 0)}, (ranks, c) -> { });
+    }
+
+    /**
+     * Loss on one rank's egress only: its receiver's NAKs make it go back N, and the other
+     * ranks' receivers, which drop the results after the missing sum, NAK too, but the switch
+     * holds those ranks' packets and passes their NAKs on as ACKs (docs/switch.md, rule 9), so
+     * they do not go back N for another rank's loss, where without the rule every rank did.
+     */
+    @ParameterizedTest(name = "seed={0}")
+    @CsvSource({"511", "512"})
+    void oneRanksLossMakesOnlyThatRankGoBackN(long seed) throws Exception {
+        Assumptions.assumeTrue(softAvailable(), "the soft verbs provider is not on the class path yet");
+        int p = 4;
+        int lossy = 1;
+        run(p, seed, 16 + (int) (seed % 2), r -> new FaultPlan[] {
+                r == lossy ? FaultPlan.loss(seed, 0.05) : FaultPlan.NONE, FaultPlan.NONE}, (ranks, c) -> {
+            long ownNaks = ranks.get(lossy).next.counters().get(io.netreduce.verbs.Counter.NAKS_RECEIVED);
+            long otherNaks = 0;
+            StringBuilder all = new StringBuilder();
+            for (Rank r : ranks) {
+                if (r.rank != lossy) {
+                    otherNaks += r.next.counters().get(io.netreduce.verbs.Counter.NAKS_RECEIVED);
+                }
+                all.append("\n rank ").append(r.rank).append(" next ").append(r.next.counters());
+            }
+            assertTrue(ownNaks > 0, "seed " + seed + ": the lossy rank must have been NAKed" + all);
+            assertTrue(c.get(Counter.NAKS_ABSORBED) > 0, "seed " + seed + ": no NAK was absorbed" + all);
+            // Without the rule every receiver's NAK reaches its sender: the others get about
+            // three times the lossy rank's (P - 1). A NAK may still pass when the lost packet's
+            // retransmission completes the sum while the NAK is on its way.
+            assertTrue(otherNaks <= ownNaks, "seed " + seed + ": the other ranks were NAKed " + otherNaks
+                    + " times for the lossy rank's " + ownNaks + all);
+        });
+    }
+
+    /** What a test checks once every rank holds the right sum. */
+    private interface Check {
+        void check(List<Rank> ranks, io.netreduce.netswitch.engine.SwitchCounters counters);
+    }
+
+    private static void run(int p, long seed, int subnet, java.util.function.IntFunction<FaultPlan[]> faults,
+                            Check check) throws Exception {
+        int net = (127 << 24) | (91 << 16) | (subnet << 8);
         try (SwitchServer server = SwitchServer.start(new InetSocketAddress(inet(net | 100), 0),
                 new InetSocketAddress("127.0.0.1", 0), 128L << 20)) {
             List<Rank> ranks = new ArrayList<>();
             try {
                 for (int r = 0; r < p; r++) {
-                    ranks.add(new Rank(r, inet(net | (10 + r)), server.dataAddress(),
-                            new FaultPlan(seed * 100 + r, loss, dup, reorder, 0),
-                            new FaultPlan(seed * 100 + 50 + r, loss, dup, reorder, 0)));
+                    FaultPlan[] f = faults.apply(r);
+                    ranks.add(new Rank(r, inet(net | (10 + r)), server.dataAddress(), f[0], f[1]));
                 }
                 for (int r = 0; r < p; r++) {
                     Rank a = ranks.get(r);
@@ -171,6 +214,7 @@ class SoftRingThroughSwitchTest {
                 var c = server.engine().counters();
                 assertEquals(MESSAGES, c.get(Counter.MESSAGES_COMPLETED), "seed " + seed);
                 assertTrue(c.get(Counter.NON_DATA_FORWARDS) > 0, "ACKs must flow back through the switch");
+                check.check(ranks, c);
             } finally {
                 for (Rank r : ranks) {
                     r.close();

@@ -41,6 +41,9 @@ final class Metrics {
         counter(b, "netreduce_switch_rnr_naks_sent_total",
                 "retransmissions of a message still waiting for other ranks, answered receiver-not-ready",
                 c.get(Counter.RNR_NAKS_SENT));
+        counter(b, "netreduce_switch_naks_absorbed_total",
+                "receivers' sequence NAKs for a packet held while another rank's is missing, passed on as ACKs",
+                c.get(Counter.NAKS_ABSORBED));
         counter(b, "netreduce_switch_call_mismatches_total",
                 "first packets of messages whose ranks made different calls, passed on as mismatch notices",
                 c.get(Counter.CALL_MISMATCHES));

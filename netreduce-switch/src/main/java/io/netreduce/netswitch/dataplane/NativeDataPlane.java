@@ -68,6 +68,7 @@ final class NativeDataPlane implements DataPlane {
         }
         boolean gso = !"false".equals(System.getProperty(GSO_PROPERTY));
         this.runs = new DestinationRuns(gso);
+        out.drainWith(b -> send());
         try {
             fd = NativeUdp.open(Ipv4UdpHeader.toInt(bind.getAddress()), bind.getPort(), SOCKET_BUFFER, SOCKET_BUFFER,
                     true);

@@ -136,6 +136,7 @@ final class NettyDataPlane implements DataPlane {
         boolean gso = epoll && SegmentedDatagramPacket.isSupported()
                 && !"false".equals(System.getProperty(GSO_PROPERTY));
         transmitter = new Transmitter(channel, allocator, engine.counters(), gso);
+        out.drainWith(transmitter::queue);
         channel.config().setAutoRead(true);
         LOG.info("switch data plane listening on {} ({}, receive {}, GSO {})", localAddress(),
                 epoll ? "epoll" : "nio", gro ? "GRO" : "recvmmsg x " + (epoll ? RX_BATCH : 1), gso);

@@ -52,7 +52,7 @@ final class Emitter {
 
     /** True if the batch can take {@code n} more datagrams; counts an OUTPUT_FULL drop if not. */
     boolean reserve(int n) {
-        if (out.remaining() < n) {
+        if (!out.makeRoom(n)) {
             counters.drop(DropReason.OUTPUT_FULL);
             return false;
         }
@@ -61,7 +61,7 @@ final class Emitter {
 
     /** True if the batch can take {@code n} more datagrams (an optional emission: nothing is counted). */
     boolean hasRoom(int n) {
-        return out.remaining() >= n;
+        return out.makeRoom(n);
     }
 
     /** Sends the current datagram on unchanged; its ICRC stays valid (same canonical header). */
@@ -116,14 +116,28 @@ final class Emitter {
      * retry counted against its ACK timeout budget.
      */
     void emitRnrNak(Route ackRoute, int psn, int msn, int timerCode) {
+        if (emitAcknowledge(ackRoute, Aeth.rnrNak(timerCode), psn, msn)) {
+            counters.increment(SwitchCounters.Counter.RNR_NAKS_SENT);
+        }
+    }
+
+    /**
+     * A plain ACK of every PSN up to {@code psn} on an ACK route, as the receiver's responder
+     * would send one (its MSN {@code msn}), in place of the current datagram.
+     */
+    void emitAckInstead(Route ackRoute, int psn, int msn) {
+        emitAcknowledge(ackRoute, Aeth.SYNDROME_ACK, psn, msn);
+    }
+
+    private boolean emitAcknowledge(Route ackRoute, int syndrome, int psn, int msn) {
         if (!reserve(1)) {
-            return;
+            return false;
         }
         ByteBuffer b = out.next();
         bth.wrap(b, 0).set(Opcode.ACKNOWLEDGE, false, 0, ackRoute.connection.srcQpn(), false, psn);
-        aeth.wrap(b, Bth.LENGTH).set(Aeth.rnrNak(timerCode), msn);
-        counters.increment(SwitchCounters.Counter.RNR_NAKS_SENT);
+        aeth.wrap(b, Bth.LENGTH).set(syndrome, msn);
         finish(ackRoute, b, Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
+        return true;
     }
 
     private void finish(Route route, ByteBuffer b, int headerLength, int dataLength, int contributions) {

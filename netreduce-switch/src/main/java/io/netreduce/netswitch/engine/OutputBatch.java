@@ -17,6 +17,12 @@ public final class OutputBatch {
     private final int[] ports;
     private final int[] lengths;
     private int count;
+    private Drain drain;
+
+    /** Empties a batch the engine filled in the middle of one input datagram (the data plane's send); must clear it. */
+    public interface Drain {
+        void drain(OutputBatch batch);
+    }
 
     /** @param direct direct buffers suit socket I/O; heap buffers suit tests and simulation. */
     public OutputBatch(int capacity, boolean direct) {
@@ -50,6 +56,23 @@ public final class OutputBatch {
 
     public void clear() {
         count = 0;
+    }
+
+    /**
+     * Lets the engine drain a full batch through {@code d} while it handles one datagram
+     * (a completion that also resends a long run of results emits more than one batch holds).
+     * Without a drain, the engine drops what does not fit and counts it.
+     */
+    public void drainWith(Drain d) {
+        drain = d;
+    }
+
+    /** Whether {@code n} more datagrams fit, draining the batch first when they do not and a drain is set. */
+    boolean makeRoom(int n) {
+        if (buffers.length - count < n && drain != null && count > 0) {
+            drain.drain(this);
+        }
+        return buffers.length - count >= n;
     }
 
     /** Buffer of the next datagram, to fill from index 0; it counts once {@link #commit}ted. */

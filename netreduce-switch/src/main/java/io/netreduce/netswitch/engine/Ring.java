@@ -39,10 +39,15 @@ import java.nio.ByteBuffer;
  *   <li>Every rank's first packet of a message must carry the same call digest as the first
  *       one the slot saw; otherwise the message is never summed and every rank's packets of
  *       it go on to their receivers, the first one marked as a call-mismatch notice.</li>
- *   <li>A retransmitted first packet of a message still waiting for other ranks, whose PSN
- *       is the one its receiver expects next (known from the receiver's ACKs on their way
- *       back), is answered with an RNR NAK on the receiver's behalf: its sender waits and
- *       sends again instead of running out of retries while a rank is late.</li>
+ *   <li>A receiver's sequence NAK for a PSN whose packet the switch holds from that
+ *       receiver's sender while the sum waits for another rank goes on as an ACK of the
+ *       PSNs before it: the previous rule delivers the packet, and no sender whose packet
+ *       arrived goes back N for another rank's loss ({@link #absorbNak}).</li>
+ *   <li>A retransmitted first packet of a message that has waited at least
+ *       {@link #LATE_RANK_AFTER_NANOS} for other ranks, whose PSN is the one its receiver
+ *       expects next (known from the receiver's ACKs on their way back), is answered with an
+ *       RNR NAK on the receiver's behalf: its sender waits and sends again instead of running
+ *       out of retries while a rank is late.</li>
  * </ul>
  * Only the datapath thread calls {@link #onSend}; the control plane reads the progress
  * fields for display only.
@@ -65,6 +70,14 @@ final class Ring {
      * the sender's next messages leave within about 10 ms.
      */
     static final int LATE_RANK_RNR_TIMER = 20;
+    /**
+     * How long a message must have waited for a late rank before a retransmitted first packet
+     * of it is answered with an RNR NAK: 50 ms, a quarter of the hosts' default ACK timeout.
+     * A sender's ACK-timeout retransmissions come later than that; its tail probes, which come
+     * after a millisecond or so and spend no retry, are only stored (they need no answer, and an
+     * RNR NAK would make the sender resend its window when the wait ends).
+     */
+    static final long LATE_RANK_AFTER_NANOS = 50_000_000L;
     /** How far (in PSNs) behind the retired boundary a packet still counts as a stale duplicate. */
     private final int staleSpan;
 
@@ -84,6 +97,8 @@ final class Ring {
     private final int[] slotDataLength;
     private final int[] slotPackets;
     private final int[] slotDone;
+    /** When each slot's message claimed it (System.nanoTime), to tell a late rank from a short wait. */
+    private final long[] slotClaimedNanos;
     private final long[] bitmap;
     private final boolean[] complete;
     /** Per slot, the summed bytes of every packet position, ready to emit ({@code maxPackets * mtu}). */
@@ -128,6 +143,7 @@ final class Ring {
         slotDataLength = new int[slots];
         slotPackets = new int[slots];
         slotDone = new int[slots];
+        slotClaimedNanos = new long[slots];
         bitmap = new long[slots * maxPackets];
         complete = new boolean[slots * maxPackets];
         results = new byte[slots][maxPackets * mtu];
@@ -306,7 +322,8 @@ final class Ring {
         long bit = 1L << rank;
         if ((bitmap[pk] & bit) != 0) {
             em.count(SwitchCounters.Counter.DUPLICATES);
-            if (j == 0 && ackSeen[rank] && psn == Psn.next(ackedPsn[rank])) {
+            if (j == 0 && ackSeen[rank] && psn == Psn.next(ackedPsn[rank])
+                    && System.nanoTime() - slotClaimedNanos[s] >= LATE_RANK_AFTER_NANOS) {
                 // The sender's ACK timer ran out while other ranks have not sent this message
                 // yet (one of them is late): answer as the receiver would if it had no buffer,
                 // so the sender waits instead of spending its retries (see the class comment).
@@ -334,6 +351,35 @@ final class Ring {
             ackedPsn[rank] = psn;
             ackMsn[rank] = msn;
         }
+    }
+
+    /**
+     * A sequence NAK from rank {@code route.rank}'s receiver, which expects {@code psn}. If
+     * the switch holds that rank's packet at {@code psn} and the sum waits for another rank's,
+     * the sender's go-back-N would only resend what is stored: the switch sends the result,
+     * and the results after it in order ({@link #resendFollowers}), once the sum completes.
+     * So the NAK goes on as the ACK of everything before {@code psn} that it also is, and no
+     * sender but the one whose packet was lost resends its window (without this, one rank's
+     * loss made every rank go back N). Returns false when the NAK must go on unchanged: the
+     * rank's packet is missing here, or the result was sent and lost on the way.
+     */
+    boolean absorbNak(Route route, int psn, int msn, Emitter em) {
+        int rank = route.rank;
+        int base = rank * slots;
+        for (int t = 0; t < slots; t++) {
+            if (cltValid[base + t] && Psn.inRange(psn, cltFirstPsn[base + t], slotPackets[t])) {
+                int pk = t * maxPackets + Psn.diff(psn, cltFirstPsn[base + t]);
+                if (complete[pk] || (bitmap[pk] & (1L << rank)) == 0 || slotMismatch[t]) {
+                    return false;
+                }
+                em.count(SwitchCounters.Counter.NAKS_ABSORBED);
+                int acked = Psn.add(psn, -1);
+                onAck(rank, acked, msn);
+                em.emitAckInstead(route, acked, msn);
+                return true;
+            }
+        }
+        return false;
     }
 
     private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {
@@ -407,6 +453,7 @@ final class Ring {
         slotDataLength[s] = dataLength;
         slotPackets[s] = packets;
         slotDone[s] = 0;
+        slotClaimedNanos[s] = System.nanoTime();
         int from = s * maxPackets;
         java.util.Arrays.fill(bitmap, from, from + maxPackets, 0L);
         java.util.Arrays.fill(complete, from, from + maxPackets, false);

@@ -13,6 +13,12 @@ public final class SwitchCounters {
         RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER,
         /** Retransmissions of a message still waiting for other ranks, answered "not ready" (a late rank). */
         RNR_NAKS_SENT,
+        /**
+         * Receivers' sequence NAKs for a packet whose sender's contribution the switch holds
+         * while another rank's is missing, passed on as an ACK of what precedes it: the
+         * switch sends the packet, and the results after it, once the sum completes.
+         */
+        NAKS_ABSORBED,
         /** Packets of messages whose ranks made different calls, passed on marked as such. */
         CALL_MISMATCHES
     }

@@ -494,10 +494,15 @@ class AggregationEngineTest {
 
     /** An ACK from rank {@code r}'s successor to rank r for PSN {@code psn}, as its responder sends it. */
     private static ByteBuffer ackTo(RingFixture f, int r, int psn, int msn) {
+        return acknowledgeTo(f, r, Aeth.SYNDROME_ACK, psn, msn);
+    }
+
+    /** An ACK-path packet from rank {@code r}'s receiver back to it. */
+    private static ByteBuffer acknowledgeTo(RingFixture f, int r, int syndrome, int psn, int msn) {
         int s = f.successor(r);
         ByteBuffer ack = ByteBuffer.allocate(Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
         new Bth().wrap(ack, 0).set(Opcode.ACKNOWLEDGE, false, 0, f.qpnNext[r], false, psn);
-        new Aeth().wrap(ack, Bth.LENGTH).set(Aeth.SYNDROME_ACK, msn);
+        new Aeth().wrap(ack, Bth.LENGTH).set(syndrome, msn);
         new Icrc().write(f.ip[s], f.ip[r], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, ack, 0, ack.capacity());
         return ack;
     }
@@ -555,6 +560,7 @@ class AggregationEngineTest {
         int[] first = sendMessage(h, f, 0, p, List.of(0, 1, 2));
         // Message 1: rank 0 sends, rank 1 and 2 are late; rank 0 retransmits before any ACK was seen.
         int psn1 = f.nextPsn(0);
+        long claimed = System.nanoTime();
         h.sendAll(f, 0, f.message(0, 1, p[0]));
         h.sendRaw(f, 0, f.message(0, 1, p[0], psn1, false).get(0));
         assertEquals(0, h.count(SwitchCounters.Counter.RNR_NAKS_SENT), "no ACK seen yet: the expected PSN is unknown");
@@ -564,8 +570,15 @@ class AggregationEngineTest {
         // A retransmission of another PSN than the expected one is not answered.
         h.sendRaw(f, 0, f.message(0, 1, p[0], Psn.add(psn1, 1), false).get(0));
         assertEquals(0, h.count(SwitchCounters.Counter.RNR_NAKS_SENT));
+        // At the expected PSN, but the message has not waited long: a tail probe, only stored.
         h.sendRaw(f, 0, f.message(0, 1, p[0], psn1, false).get(0));
-        assertEquals(1, h.count(SwitchCounters.Counter.RNR_NAKS_SENT));
+        if (System.nanoTime() - claimed < Ring.LATE_RANK_AFTER_NANOS) {
+            assertEquals(0, h.count(SwitchCounters.Counter.RNR_NAKS_SENT), "a short wait is not a late rank");
+        }
+        sleepPast(claimed, Ring.LATE_RANK_AFTER_NANOS);
+        long before = h.count(SwitchCounters.Counter.RNR_NAKS_SENT);
+        h.sendRaw(f, 0, f.message(0, 1, p[0], psn1, false).get(0));
+        assertEquals(before + 1, h.count(SwitchCounters.Counter.RNR_NAKS_SENT));
         assertEquals(1, h.lastBytes.size());
         assertEquals(f.ip[0], h.lastDest.get(0)[0], "to the sender");
         ByteBuffer nak = ByteBuffer.wrap(h.lastBytes.get(0));
@@ -585,6 +598,75 @@ class AggregationEngineTest {
         h.sendAll(f, 2, f.message(2, 1, p[2]));
         assertEquals(2, h.count(MESSAGES_COMPLETED));
         assertArrayEquals(f.referenceSum(p), h.delivered(f).lanes(1, psn1, 1));
+    }
+
+    private static void sleepPast(long since, long nanos) {
+        long left;
+        while ((left = since + nanos - System.nanoTime()) > 0) {
+            try {
+                Thread.sleep(left / 1_000_000 + 1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    /**
+     * Rank 2's middle packet of a message is lost; its last arrives, so the last position
+     * completes and goes to every receiver, who all lack the middle one and NAK it. The NAKs to
+     * ranks 0 and 1, whose middle packet the switch holds, go on as ACKs of the PSN before
+     * (their go-back-N would resend only stored packets); the one to rank 2, whose packet is
+     * missing, goes on unchanged. Rank 2's retransmission completes the middle position, and
+     * the last one's result follows it again, in order, so every receiver has the sum.
+     */
+    @Test
+    void aNakForAPacketTheSwitchHoldsGoesOnAsAnAck() {
+        Harness h = new Harness();
+        int payload = 600;
+        RingFixture f = h.ring(fp32(23, 3, 2, payload), 150, 11);
+        Random rnd = new Random(23);
+        byte[][] p = new byte[3][];
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, payload);
+        }
+        int[] first = new int[3];
+        List<List<ByteBuffer>> packets = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            first[r] = f.nextPsn(r);
+            packets.add(f.message(r, 0, p[r]));
+        }
+        assertEquals(3, packets.get(0).size(), "the message needs three packets");
+        h.sendAll(f, 0, packets.get(0));
+        h.sendAll(f, 1, packets.get(1));
+        h.send(f, 2, packets.get(2).get(0));
+        h.send(f, 2, packets.get(2).get(2)); // its middle packet was lost
+        assertEquals(0, h.count(MESSAGES_COMPLETED));
+        for (int r = 0; r < 3; r++) {
+            int expected = Psn.add(first[r], 1);
+            h.sendRaw(f, f.successor(r), acknowledgeTo(f, r, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, expected, 5));
+            assertEquals(1, h.lastBytes.size(), "rank " + r + "'s NAK");
+            ByteBuffer out = ByteBuffer.wrap(h.lastBytes.get(0));
+            assertEquals(f.ip[r], h.lastDest.get(0)[0], "to the sender");
+            Bth bth = new Bth().wrap(out, 0);
+            Aeth aeth = new Aeth().wrap(out, Bth.LENGTH);
+            assertEquals(f.qpnNext[r], bth.destQp());
+            assertEquals(5, aeth.msn());
+            int s = f.successor(r);
+            assertTrue(new Icrc().verify(f.ip[s], f.ip[r], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, out, 0,
+                    out.capacity()), "ICRC over receiver -> sender");
+            if (r == 2) {
+                assertEquals(Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, aeth.syndrome(), "the rank that lost it must resend");
+                assertEquals(expected, bth.psn());
+            } else {
+                assertEquals(Aeth.SYNDROME_ACK, aeth.syndrome(), "rank " + r + " has nothing to resend");
+                assertEquals(first[r], bth.psn());
+            }
+        }
+        assertEquals(2, h.count(SwitchCounters.Counter.NAKS_ABSORBED));
+        h.send(f, 2, packets.get(2).get(1));
+        assertEquals(1, h.count(MESSAGES_COMPLETED));
+        assertArrayEquals(f.referenceSum(p), h.delivered(f).lanes(1, first[0], 3));
     }
 
     @Test

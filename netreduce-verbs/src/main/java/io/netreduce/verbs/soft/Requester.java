@@ -31,15 +31,15 @@ import java.util.concurrent.TimeUnit;
  * {@code PTO = max(2 × smoothed RTT, tail probe floor)}, the newest packet is sent again
  * asking for an ACK: the responder takes it if it was the one lost, re-ACKs it if the ACK
  * was lost, or NAKs the gap before it; on a link that was only slow it costs one duplicate
- * packet. Probes back off (PTO, 2 PTO, 4 PTO, ...); from the fourth on they resend the oldest
- * unacknowledged packet instead, for a lost NAK leaves the responder silently dropping
- * everything but the PSN it expects (it still answers duplicates, and then NAKs the next
- * gap). Probes never rewind the requester and spend no retry: go-back-N happens on a NAK
- * or the ACK timeout only, so a slow link costs duplicates, not windows. The first probes
- * take the newest packet because through a NetReduce switch the oldest is often the first
- * packet of a message waiting for a late rank, which the switch answers with an RNR NAK.
- * An ACK that covers the packet an RNR NAK named ends the RNR wait at once (the switch
- * completed the message meanwhile) (docs/protocol.md, "Loss recovery").
+ * packet. Probes back off (PTO, 2 PTO, 4 PTO, ...; PTO at most an eighth of the ACK timeout,
+ * since through a NetReduce switch the round trip includes waits for other ranks) and
+ * alternate with the oldest unacknowledged packet: a lost NAK leaves the responder silently
+ * dropping everything but the PSN it expects (it still answers duplicates, and then NAKs
+ * the next gap), and a switch that lost a message's first packet drops its later ones.
+ * Probes never rewind the requester and spend no retry: go-back-N happens on a NAK or the
+ * ACK timeout only, so a slow link costs duplicates, not windows. An ACK that covers the
+ * packet an RNR NAK named ends the RNR wait at once (the switch completed the message
+ * meanwhile) (docs/protocol.md, "Loss recovery").
  */
 final class Requester {
     private final SoftQueuePair qp;
@@ -170,9 +170,6 @@ final class Requester {
         armTimer();
     }
 
-    /** Probes of a quiet spell that resend the newest packet; later ones resend the oldest unacknowledged. */
-    private static final int NEWEST_PROBES = 3;
-
     /** Starts a quiet spell at {@code now} (something was answered, or sending began): the first probe is one PTO away. */
     private void quietFrom(long now) {
         probes = 0;
@@ -180,7 +177,7 @@ final class Requester {
     }
 
     private long probeTimeout() {
-        return Math.max(2 * srttNanos, tailProbeNanos);
+        return Math.min(Math.max(2 * srttNanos, tailProbeNanos), ackTimeoutNanos / 8);
     }
 
     /**
@@ -464,7 +461,7 @@ final class Requester {
         long now = System.nanoTime();
         if (now - deadlineNanos < 0) {
             if (probeDue() && now - probeDeadlineNanos >= 0) {
-                probe(probes < NEWEST_PROBES ? Psn.add(sentPsn, -1) : unackedPsn);
+                probe(probes % 2 == 0 ? Psn.add(sentPsn, -1) : unackedPsn);
                 probes++;
                 probeDeadlineNanos = now + (probeTimeout() << Math.min(probes, 20));
             }
