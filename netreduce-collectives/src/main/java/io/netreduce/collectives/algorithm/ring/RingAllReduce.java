@@ -46,9 +46,13 @@ import java.util.function.Supplier;
  * message each way for that check. Reduce-scatter data lands in a registered staging ring
  * and is added to the input into the output; all-gather data lands directly in the output.
  *
- * <p>Out of place costs nothing extra: the first step sends the input, each reduction reads
- * the input and writes the output, and every chunk of the output is written exactly once
- * (P-1 chunks by the reduce-scatter, this rank's own chunk by the all-gather).
+ * <p>Out of place costs nothing extra: the first step sends the input, and reduce-scatter
+ * data lands straight in the output slice it is summed into ({@code out = received op in},
+ * in place over the bytes just written, still in cache), where in place it lands in staging
+ * ({@code out = staging op out}); an out-of-place sum into a fresh output would otherwise
+ * pull every output line in from memory only to overwrite it (measured: 0.90x in place's
+ * busbw at 64 MiB over tcp). The operands and their order are the same either way, so
+ * are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
  * slots of their own ({@link #ahead} of them, as many as the caller asks: the ring
@@ -86,6 +90,10 @@ public final class RingAllReduce implements AutoCloseable {
     private final int[] recvBase;
     private final Supplier<String> context = this::describe;
     private final ReductionKernel kernel = ReductionKernel.create();
+    /** Out of place: sums a message received into the output with the input, into the output. */
+    private final ReductionKernel outputKernel = ReductionKernel.create();
+    /** Out of place: reduce-scatter receives land in the output, not in staging. */
+    private boolean receiveInOutput;
 
     private int sendSeq;
     private int recvSeq;
@@ -208,8 +216,12 @@ public final class RingAllReduce implements AutoCloseable {
         ByteBuffer inputElements = elementsAt(input, inOffset);
         outputRegion = output;
         outputOffset = outOffset;
-        outputElements = input == output && inOffset == outOffset ? inputElements : elementsAt(output, outOffset);
+        receiveInOutput = !(input == output && inOffset == outOffset);
+        outputElements = receiveInOutput ? elementsAt(output, outOffset) : inputElements;
         kernel.bind(stagingElements, inputElements, outputElements);
+        if (receiveInOutput) {
+            outputKernel.bind(outputElements, inputElements, outputElements);
+        }
     }
 
     /**
@@ -383,7 +395,7 @@ public final class RingAllReduce implements AutoCloseable {
         recv.sgl().add(headers, (window + slot) * HEADER, HEADER);
         if (bytes == 0) {
             // a header-only message
-        } else if (step < reduceSteps) {
+        } else if (step < reduceSteps && !receiveInOutput) {
             recv.sgl().add(staging, slot * payloadBytes, bytes);
         } else {
             recv.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
@@ -416,7 +428,9 @@ public final class RingAllReduce implements AutoCloseable {
         }
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
-        if (step < reduceSteps) {
+        if (step < reduceSteps && receiveInOutput && !lookedAhead) {
+            outputKernel.apply(combine, at, at, at, count); // received (in the output) op local
+        } else if (step < reduceSteps) {
             kernel.apply(combine, from, at, at, count); // received op local, as the summation order documents
         } else if (lookedAhead) {
             // A look-ahead receive put the message in staging rather than the output.
