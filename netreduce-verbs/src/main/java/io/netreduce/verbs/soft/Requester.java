@@ -14,6 +14,8 @@ import io.netreduce.wire.roce.Psn;
 import io.netreduce.wire.roce.Reth;
 import io.netreduce.wire.roce.RoceFrame;
 import java.nio.ByteBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -42,6 +44,7 @@ import java.util.concurrent.TimeUnit;
  * meanwhile) (docs/protocol.md, "Loss recovery").
  */
 final class Requester {
+    private static final Logger LOG = LoggerFactory.getLogger(Requester.class);
     private final SoftQueuePair qp;
     private final WorkRing<SendWqe> ring;
     private final Counters counters;
@@ -472,6 +475,10 @@ final class Requester {
         timeoutsSinceProgress++;
         if (!consumeRetry("ACK timeout at PSN " + unackedPsn)) {
             return;
+        }
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("QP {}: ACK timeout at PSN {} (sent up to {}, {} probes unanswered)", qp.qpn(), unackedPsn,
+                    Psn.add(sentPsn, -1), probes);
         }
         lastNakPsn = -1;
         rewind(unackedPsn);
