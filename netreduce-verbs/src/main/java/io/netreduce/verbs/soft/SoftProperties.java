@@ -20,10 +20,12 @@ final class SoftProperties {
      * Least microseconds without an acknowledgement after which a requester sends its newest
      * unacknowledged packet again, once, so that a lost tail (or its lost ACK) is answered by
      * an ACK or a NAK instead of waiting out the ACK timeout (the probe waits twice the
-     * smoothed round trip when that is longer); 0 turns probes off.
+     * smoothed round trip when that is longer); 0 turns probes off. 10 ms: measured, a 1 ms
+     * floor cost a 4 KiB netreduce all-reduce about 35 µs per call (the probe timer firing on
+     * the device's event loop every millisecond), 10 ms nothing measurable.
      */
     static final String TAIL_PROBE_MICROS = "soft.tailProbeMicros";
-    static final int DEFAULT_TAIL_PROBE_MICROS = 1000;
+    static final int DEFAULT_TAIL_PROBE_MICROS = 10_000;
     /** Whether to batch equal-size packets into UDP GSO super-datagrams. */
     static final String GSO = "soft.gso";
     /**
