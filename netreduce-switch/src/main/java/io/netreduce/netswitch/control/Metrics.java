@@ -44,6 +44,9 @@ final class Metrics {
         counter(b, "netreduce_switch_naks_absorbed_total",
                 "receivers' sequence NAKs for a packet held while another rank's is missing, passed on as ACKs",
                 c.get(Counter.NAKS_ABSORBED));
+        counter(b, "netreduce_switch_acked_retransmissions_total",
+                "retransmissions of a result its receiver had acknowledged, answered with the receiver's last ACK",
+                c.get(Counter.ACKED_RETRANSMISSIONS));
         counter(b, "netreduce_switch_call_mismatches_total",
                 "first packets of messages whose ranks made different calls, passed on as mismatch notices",
                 c.get(Counter.CALL_MISMATCHES));

@@ -32,7 +32,10 @@ import java.nio.ByteBuffer;
  *       bitmap is full the lanes are summed in rank order into the result, which stays
  *       immutable until the slot is reused; one packet per connection leaves with that
  *       connection's own headers, its INA header marked as a result of P contributions. A retransmission of a completed packet re-emits the stored
- *       result on its own connection only and never reads its payload.</li>
+ *       result on its own connection only and never reads its payload; if the receiver has
+ *       already acknowledged its PSN, the switch answers an AckReq with the receiver's last
+ *       ACK instead and sends nothing else (after a loss, the lost packet's go-back-N
+ *       resends results every receiver already has).</li>
  *   <li>Results that completed while an earlier packet of the ring's order was still missing
  *       are sent again, in order, right after that packet completes (receivers dropped them as
  *       out of sequence), so other ranks do not wait for their ACK timeouts.</li>
@@ -313,6 +316,15 @@ final class Ring {
         final int hdrLength = headerLength(opcode, j);
         final int laneBytes = lanesLength(s, j);
         if (complete[pk]) {
+            if (ackSeen[rank] && !Psn.isAfter(psn, ackedPsn[rank])) {
+                // The receiver has acknowledged this PSN (its ACK came through here): the result
+                // again would only be dropped as a duplicate and re-ACKed. Answer as it would.
+                em.count(SwitchCounters.Counter.ACKED_RETRANSMISSIONS);
+                if (frame.bth().ackRequest()) {
+                    em.emitAckInstead(ackRoutes[rank], ackedPsn[rank], ackMsn[rank]);
+                }
+                return;
+            }
             if (em.reserve(1)) {
                 em.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS);
                 em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes, j == 0 ? ranks : 0);

@@ -19,6 +19,8 @@ public final class SwitchCounters {
          * switch sends the packet, and the results after it, once the sum completes.
          */
         NAKS_ABSORBED,
+        /** Retransmissions of a result the receiver had acknowledged: answered with its last ACK (if asked), not re-sent. */
+        ACKED_RETRANSMISSIONS,
         /** Packets of messages whose ranks made different calls, passed on marked as such. */
         CALL_MISMATCHES
     }

@@ -669,6 +669,46 @@ class AggregationEngineTest {
         assertArrayEquals(f.referenceSum(p), h.delivered(f).lanes(1, first[0], 3));
     }
 
+    /**
+     * Once a receiver has acknowledged a result, a retransmission of it is not sent to the
+     * receiver again: one that asks for an ACK is answered with the receiver's last ACK (PSN
+     * and MSN, valid ICRC over receiver -> sender), one that does not is dropped. Before the
+     * ACK, the stored result is re-emitted as rule 8 says.
+     */
+    @Test
+    void aRetransmissionOfAnAcknowledgedResultIsAnsweredWithTheReceiversAck() {
+        Harness h = new Harness();
+        int payload = 600;
+        RingFixture f = h.ring(fp32(24, 2, 2, payload), 160, 12);
+        Random rnd = new Random(24);
+        byte[][] p = {f.randomPayload(rnd, payload), f.randomPayload(rnd, payload)};
+        int[] first = sendMessage(h, f, 0, p, List.of(0, 1));
+        assertEquals(1, h.count(MESSAGES_COMPLETED));
+        List<ByteBuffer> again = f.message(0, 0, p[0], first[0], false);
+        h.sendRaw(f, 0, again.get(2));
+        assertEquals(1, h.lastBytes.size(), "not acknowledged yet: the stored result goes again");
+        assertEquals(f.ip[f.successor(0)], h.lastDest.get(0)[0]);
+        int last = Psn.add(first[0], 2);
+        h.sendRaw(f, 1, ackTo(f, 0, last, 9));
+        h.sendRaw(f, 0, again.get(1)); // no AckReq
+        assertEquals(0, h.lastBytes.size(), "acknowledged and no ACK asked for: nothing goes out");
+        h.sendRaw(f, 0, again.get(2)); // AckReq on the last packet
+        assertEquals(1, h.lastBytes.size());
+        assertEquals(f.ip[0], h.lastDest.get(0)[0], "to the sender");
+        ByteBuffer ack = ByteBuffer.wrap(h.lastBytes.get(0));
+        Bth bth = new Bth().wrap(ack, 0);
+        Aeth aeth = new Aeth().wrap(ack, Bth.LENGTH);
+        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode());
+        assertEquals(f.qpnNext[0], bth.destQp());
+        assertEquals(last, bth.psn());
+        assertEquals(Aeth.SYNDROME_ACK, aeth.syndrome());
+        assertEquals(9, aeth.msn());
+        int s = f.successor(0);
+        assertTrue(new Icrc().verify(f.ip[s], f.ip[0], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, ack, 0,
+                ack.capacity()), "ICRC over receiver -> sender");
+        assertEquals(2, h.count(SwitchCounters.Counter.ACKED_RETRANSMISSIONS));
+    }
+
     @Test
     void acksAreForwardedUnchangedToTheSender() {
         Harness h = new Harness();
