@@ -600,6 +600,22 @@ class AggregationEngineTest {
         assertArrayEquals(f.referenceSum(p), h.delivered(f).lanes(1, psn1, 1));
     }
 
+    /**
+     * The one datagram of the last call, checked to be an ACK-path packet to rank {@code r}
+     * (its address and QP) as its receiver would send it (ICRC over receiver -> sender).
+     */
+    private static ByteBuffer lastAcknowledgeToSender(Harness h, RingFixture f, int r) {
+        ByteBuffer b = ByteBuffer.wrap(h.lastBytes.get(0));
+        assertEquals(f.ip[r], h.lastDest.get(0)[0], "to the sender");
+        Bth bth = new Bth().wrap(b, 0);
+        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode());
+        assertEquals(f.qpnNext[r], bth.destQp());
+        int s = f.successor(r);
+        assertTrue(new Icrc().verify(f.ip[s], f.ip[r], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, b, 0,
+                b.capacity()), "ICRC over receiver -> sender");
+        return b;
+    }
+
     private static void sleepPast(long since, long nanos) {
         long left;
         while ((left = since + nanos - System.nanoTime()) > 0) {
@@ -646,15 +662,10 @@ class AggregationEngineTest {
             int expected = Psn.add(first[r], 1);
             h.sendRaw(f, f.successor(r), acknowledgeTo(f, r, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, expected, 5));
             assertEquals(1, h.lastBytes.size(), "rank " + r + "'s NAK");
-            ByteBuffer out = ByteBuffer.wrap(h.lastBytes.get(0));
-            assertEquals(f.ip[r], h.lastDest.get(0)[0], "to the sender");
+            ByteBuffer out = lastAcknowledgeToSender(h, f, r);
             Bth bth = new Bth().wrap(out, 0);
             Aeth aeth = new Aeth().wrap(out, Bth.LENGTH);
-            assertEquals(f.qpnNext[r], bth.destQp());
             assertEquals(5, aeth.msn());
-            int s = f.successor(r);
-            assertTrue(new Icrc().verify(f.ip[s], f.ip[r], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, out, 0,
-                    out.capacity()), "ICRC over receiver -> sender");
             if (r == 2) {
                 assertEquals(Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, aeth.syndrome(), "the rank that lost it must resend");
                 assertEquals(expected, bth.psn());
@@ -694,18 +705,12 @@ class AggregationEngineTest {
         assertEquals(0, h.lastBytes.size(), "acknowledged and no ACK asked for: nothing goes out");
         h.sendRaw(f, 0, again.get(2)); // AckReq on the last packet
         assertEquals(1, h.lastBytes.size());
-        assertEquals(f.ip[0], h.lastDest.get(0)[0], "to the sender");
-        ByteBuffer ack = ByteBuffer.wrap(h.lastBytes.get(0));
+        ByteBuffer ack = lastAcknowledgeToSender(h, f, 0);
         Bth bth = new Bth().wrap(ack, 0);
         Aeth aeth = new Aeth().wrap(ack, Bth.LENGTH);
-        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode());
-        assertEquals(f.qpnNext[0], bth.destQp());
         assertEquals(last, bth.psn());
         assertEquals(Aeth.SYNDROME_ACK, aeth.syndrome());
         assertEquals(9, aeth.msn());
-        int s = f.successor(0);
-        assertTrue(new Icrc().verify(f.ip[s], f.ip[0], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, ack, 0,
-                ack.capacity()), "ICRC over receiver -> sender");
         assertEquals(2, h.count(SwitchCounters.Counter.ACKED_RETRANSMISSIONS));
     }
 
