@@ -14,10 +14,10 @@ import io.netreduce.wire.roce.Psn;
 import io.netreduce.wire.roce.Reth;
 import io.netreduce.wire.roce.RoceFrame;
 import java.nio.ByteBuffer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The send side of a queue pair: rxe's requester and completer in one event-loop-confined
@@ -41,7 +41,7 @@ import java.util.concurrent.TimeUnit;
  * Probes never rewind the requester and spend no retry: go-back-N happens on a NAK or the
  * ACK timeout only, so a slow link costs duplicates, not windows. An ACK that covers the
  * packet an RNR NAK named ends the RNR wait at once (the switch completed the message
- * meanwhile) (docs/protocol.md, "Loss recovery").
+ * meanwhile). docs/protocol.md, "Requester (send side)", says the same for users.
  */
 final class Requester {
     private static final Logger LOG = LoggerFactory.getLogger(Requester.class);
