@@ -60,9 +60,7 @@ public final class BenchCommand implements Callable<Integer> {
     double secondsPerSize;
 
     @Option(names = {"-W", "--warmup-seconds"}, paramLabel = "S", defaultValue = "3",
-            description = "Least seconds of untimed all-reduces over every size before the first, so that the JVM "
-                    + "has compiled the hot paths: longer while any rank's JIT is still busy, up to 5 times this "
-                    + "(0 to time a cold JVM). Default ${DEFAULT-VALUE}.")
+            description = io.netreduce.cli.allreduce.Workload.WARMUP_SECONDS_HELP)
     double warmupSeconds;
 
     @Option(names = {"-c", "--check"}, paramLabel = "0|1", defaultValue = "1",

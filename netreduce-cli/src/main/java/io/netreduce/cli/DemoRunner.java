@@ -121,8 +121,11 @@ final class DemoRunner {
         RunChecks.check(o.algorithms, o.transport, o.loss);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
-            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, 0, 0, true, false,
-                    true);
+            if (!(o.warmupSeconds >= 0)) {
+                throw new IllegalArgumentException("--warmup-seconds must not be negative");
+            }
+            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, 0, o.warmupSeconds,
+                    true, false, true);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);
         }
@@ -133,6 +136,7 @@ final class DemoRunner {
                 "--algorithms", String.join(",", w.algorithms()),
                 "--sizes", String.join(",", w.sizes().stream().map(String::valueOf).toList()),
                 "--iters", String.valueOf(w.iterations()), "--warmup", String.valueOf(w.warmup()),
+                "--warmup-seconds", String.valueOf(w.warmupSeconds()),
                 "--check", "true", "--out-of-place", "false", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu),
                 "--loss", String.valueOf(o.loss), "--loss-seed", String.valueOf(o.lossSeed)));

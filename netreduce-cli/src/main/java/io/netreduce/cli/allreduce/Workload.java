@@ -33,6 +33,11 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
         }
     }
 
+    /** The help text of the commands' {@code --warmup-seconds} (bench and demo; each has its own default). */
+    public static final String WARMUP_SECONDS_HELP = "Least seconds of untimed all-reduces over every size before "
+            + "the first, so that the JVM has compiled the hot paths: longer while any rank's JIT is still busy, up to "
+            + "5 times this (0 to time a cold JVM). Default ${DEFAULT-VALUE}.";
+
     public long maxSize() {
         return sizes.stream().mapToLong(Long::longValue).max().orElseThrow();
     }
