@@ -12,6 +12,8 @@ import java.util.Objects;
 public final class QpAttributes {
     /** Retry count value meaning "retry forever" (for RNR retries, as in ibverbs). */
     public static final int INFINITE_RETRY = 7;
+    /** Retries after an ACK timeout or sequence NAK unless set (the most the 3-bit field holds). */
+    public static final int DEFAULT_RETRY_COUNT = 7;
 
     private final CompletionQueue sendCq;
     private final CompletionQueue recvCq;
@@ -89,7 +91,7 @@ public final class QpAttributes {
         private int maxSge = 4;
         private int mtu = 1024;
         private Duration ackTimeout = Duration.ofMillis(67);
-        private int retryCount = 7;
+        private int retryCount = DEFAULT_RETRY_COUNT;
         private int rnrRetry = 7;
         private Duration minRnrTimer = Duration.ofNanos(1_280_000);
         private int initialPsn = -1;

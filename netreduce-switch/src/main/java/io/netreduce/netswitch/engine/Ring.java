@@ -75,12 +75,12 @@ final class Ring {
     static final int LATE_RANK_RNR_TIMER = 20;
     /**
      * How long a message must have waited for a late rank before a retransmitted first packet
-     * of it is answered with an RNR NAK: 50 ms, a quarter of the hosts' default ACK timeout.
+     * of it is answered with an RNR NAK ({@link io.netreduce.wire.ina.LateRank}).
      * A sender's ACK-timeout retransmissions come later than that; its tail probes, which come
      * after a millisecond or so and spend no retry, are only stored (they need no answer, and an
      * RNR NAK would make the sender resend its window when the wait ends).
      */
-    static final long LATE_RANK_AFTER_NANOS = 50_000_000L;
+    static final long LATE_RANK_AFTER_NANOS = io.netreduce.wire.ina.LateRank.ANSWER_AFTER_NANOS;
     /** How far (in PSNs) behind the retired boundary a packet still counts as a stale duplicate. */
     private final int staleSpan;
 

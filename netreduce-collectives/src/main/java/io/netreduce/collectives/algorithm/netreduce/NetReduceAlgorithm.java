@@ -28,6 +28,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import io.netreduce.verbs.QpAttributes;
+import io.netreduce.wire.ina.LateRank;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -114,6 +116,7 @@ public final class NetReduceAlgorithm extends SumBuiltAlgorithm {
                     + "the ranks (every result is checked to come from it)", g.transport().transport());
         }
         connections = RingConnections.open(g, gateway, g.config().window());
+        warnIfRetriesEndBeforeTheLateRankAnswer(g);
         try {
             connections.publishEndpoints(g);
             String go;
@@ -138,6 +141,21 @@ public final class NetReduceAlgorithm extends SumBuiltAlgorithm {
     }
 
     /** Rank 0: "ready &lt;ringId&gt;", or why in-network aggregation cannot run. */
+    /**
+     * A sender whose retry budget runs out before the switch starts answering for a late rank
+     * ({@link LateRank#ANSWER_AFTER_NANOS}) fails the group whenever a rank is that late: say
+     * so once, at start, rather than only in the error.
+     */
+    private static void warnIfRetriesEndBeforeTheLateRankAnswer(GroupContext g) {
+        long budget = g.config().ackTimeout().toNanos() * (QpAttributes.DEFAULT_RETRY_COUNT + 1);
+        if (g.rank() == 0 && budget < LateRank.ANSWER_AFTER_NANOS) {
+            LOG.warn("rank 0: ACK timeout {} ms x {} tries = {} ms is shorter than the {} ms a message waits before the "
+                            + "switch answers for a late rank: a rank later than that fails the group "
+                            + "(raise " + EnvironmentVariables.ACK_TIMEOUT_MS + ")", g.config().ackTimeout().toMillis(),
+                    QpAttributes.DEFAULT_RETRY_COUNT + 1, budget / 1_000_000, LateRank.ANSWER_AFTER_NANOS / 1_000_000);
+        }
+    }
+
     private static String createRingOnSwitch(GroupContext g) {
         var c = g.config();
         if (c.switchAddress() == null) {
