@@ -3,7 +3,6 @@ package io.netreduce.netswitch.dataplane;
 import io.netreduce.netswitch.engine.AggregationEngine;
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
-import io.netreduce.netswitch.engine.RingConfig;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.wire.roce.Ipv4UdpHeader;
 import io.netreduce.wire.udp.NativeUdp;
@@ -55,7 +54,6 @@ final class NativeDataPlane implements DataPlane {
     private final DestinationRuns.Sink planner = this::plan;
     private final Thread thread;
     private int planned;
-    private int plannedDatagrams;
     private volatile boolean closed;
     private volatile long bursts;
     private volatile long writes;
@@ -120,9 +118,6 @@ final class NativeDataPlane implements DataPlane {
                         LOG.error("engine failed on a datagram from {}.{}.{}.{}", ip >>> 24, ip >>> 16 & 0xFF,
                                 ip >>> 8 & 0xFF, ip & 0xFF, e);
                     }
-                    if (out.remaining() < RingConfig.MAX_RANKS + 1) {
-                        send();
-                    }
                     at += segment;
                 } while (at < length);
             }
@@ -137,12 +132,11 @@ final class NativeDataPlane implements DataPlane {
         }
         plan.clear();
         planned = 0;
-        plannedDatagrams = 0;
         runs.cut(out, planner);
         int sent = NativeUdp.send(fd, out.block(), plan, planned, SEND_WAIT_MILLIS);
         writes = writes + Math.max(0, sent);
         if (sent < planned) {
-            int lost = lostDatagrams(Math.max(0, sent));
+            int lost = NativeUdp.datagramsFrom(plan, planned, Math.max(0, sent));
             counters.recordDrops(DropReason.SEND_FAILED, lost);
             LOG.debug("switch data plane: the socket took {} of {} runs ({}); {} datagrams dropped",
                     Math.max(0, sent), planned, sent < 0 ? NativeUdp.error(-sent) : "full", lost);
@@ -156,18 +150,6 @@ final class NativeDataPlane implements DataPlane {
             plan.put(batch.offset(run[k])).put(batch.length(run[k]));
         }
         planned++;
-        plannedDatagrams += length;
-    }
-
-    /** Datagrams in the runs after the first {@code sent} of the plan. */
-    private int lostDatagrams(int sent) {
-        int at = 0;
-        int before = 0;
-        for (int r = 0; r < sent; r++) {
-            before += plan.get(at + 3);
-            at += 4 + 2 * plan.get(at + 3);
-        }
-        return plannedDatagrams - before;
     }
 
     @Override

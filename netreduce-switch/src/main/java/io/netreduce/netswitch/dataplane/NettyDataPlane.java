@@ -3,7 +3,6 @@ package io.netreduce.netswitch.dataplane;
 import io.netreduce.netswitch.engine.AggregationEngine;
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
-import io.netreduce.netswitch.engine.RingConfig;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.wire.roce.Ipv4UdpHeader;
 import io.netty.bootstrap.Bootstrap;
@@ -175,9 +174,6 @@ final class NettyDataPlane implements DataPlane {
                 LOG.error("engine failed on a {}-byte datagram from {}", p.content().readableBytes(), p.sender(), e);
             } finally {
                 p.release();
-            }
-            if (out.remaining() < RingConfig.MAX_RANKS + 1) {
-                transmitter.queue(out);
             }
         }
 

@@ -55,8 +55,8 @@ public final class AggregationEngine {
     /**
      * Handles one RoCEv2 datagram (BTH .. ICRC at [offset, offset + length) of {@code datagram})
      * that arrived from IPv4 address {@code sourceIp}. Emitted datagrams are appended to
-     * {@code out}, which should have room for {@link RingConfig#MAX_RANKS} more; the input
-     * buffer is only read.
+     * {@code out}, which drains through its {@link OutputBatch#drainWith drain} when full
+     * (without one, what does not fit is dropped and counted); the input buffer is only read.
      */
     public void process(int sourceIp, ByteBuffer datagram, int offset, int length, OutputBatch out) {
         counters.increment(SwitchCounters.Counter.PACKETS_IN);

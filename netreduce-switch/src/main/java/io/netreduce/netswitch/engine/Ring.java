@@ -289,19 +289,12 @@ final class Ring {
                 return;
             }
         } else {
-            s = -1;
-            int base = rank * slots;
-            for (int t = 0; t < slots; t++) {
-                if (cltValid[base + t] && Psn.inRange(psn, cltFirstPsn[base + t], slotPackets[t])) {
-                    s = t;
-                    break;
-                }
-            }
+            s = slotOf(rank, psn);
             if (s < 0) {
                 missed(route, psn, em);
                 return;
             }
-            j = Psn.diff(psn, cltFirstPsn[base + s]);
+            j = Psn.diff(psn, cltFirstPsn[rank * slots + s]);
             if (!positionFits(opcode, j, slotPackets[s], payloadLength, slotDataLength[s])) {
                 em.drop(DropReason.BAD_PACKET_LENGTH);
                 return;
@@ -377,21 +370,30 @@ final class Ring {
      */
     boolean absorbNak(Route route, int psn, int msn, Emitter em) {
         int rank = route.rank;
+        int s = slotOf(rank, psn);
+        if (s < 0) {
+            return false;
+        }
+        int pk = s * maxPackets + Psn.diff(psn, cltFirstPsn[rank * slots + s]);
+        if (complete[pk] || (bitmap[pk] & (1L << rank)) == 0 || slotMismatch[s]) {
+            return false;
+        }
+        em.count(SwitchCounters.Counter.NAKS_ABSORBED);
+        int acked = Psn.add(psn, -1);
+        onAck(rank, acked, msn);
+        em.emitAckInstead(route, acked, msn);
+        return true;
+    }
+
+    /** The slot of the live message of rank {@code rank}'s connection that holds {@code psn}, or -1. */
+    private int slotOf(int rank, int psn) {
         int base = rank * slots;
         for (int t = 0; t < slots; t++) {
             if (cltValid[base + t] && Psn.inRange(psn, cltFirstPsn[base + t], slotPackets[t])) {
-                int pk = t * maxPackets + Psn.diff(psn, cltFirstPsn[base + t]);
-                if (complete[pk] || (bitmap[pk] & (1L << rank)) == 0 || slotMismatch[t]) {
-                    return false;
-                }
-                em.count(SwitchCounters.Counter.NAKS_ABSORBED);
-                int acked = Psn.add(psn, -1);
-                onAck(rank, acked, msn);
-                em.emitAckInstead(route, acked, msn);
-                return true;
+                return t;
             }
         }
-        return false;
+        return -1;
     }
 
     private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {

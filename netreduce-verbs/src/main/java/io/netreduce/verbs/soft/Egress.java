@@ -32,8 +32,10 @@ abstract class Egress {
     private final int dstPort;
     private final boolean gso;
     private final FaultInjector faults;
-    /** Faults decided per batch of one packet (duplication, reordering) rather than in {@link #commit()}. */
+    /** Faults that move packets (duplication, reordering): every packet is a batch of its own. */
     private final boolean faultsPerBatch;
+    /** The fault flags {@link #commit()} drew for the packet of the open batch, applied when it closes. */
+    private int moves;
     private final PcapWriter pcap;
     private final Counters counters;
     private final Counters deviceCounters;
@@ -93,8 +95,12 @@ abstract class Egress {
         }
         counters.increment(Counter.PACKETS_SENT);
         counters.add(Counter.BYTES_SENT, packetLength);
-        if (faults.active() && !faultsPerBatch && !injectInPlace(faults.decide())) {
-            return;
+        if (faults.active()) {
+            int f = faults.decide();
+            if (!injectInPlace(f)) {
+                return;
+            }
+            moves = f; // duplication and reordering happen when the packet's batch (of one) closes
         }
         segments++;
         dirty = true;
@@ -115,7 +121,7 @@ abstract class Egress {
         if (segments == 0) {
             abandonBatch();
         } else if (faultsPerBatch) {
-            inject(faults.decide());
+            move(moves);
         } else {
             queueBatch();
         }
@@ -132,20 +138,11 @@ abstract class Egress {
     protected abstract void queueBatch();
 
     /**
-     * The open batch's one packet (faults make every packet a batch of its own) under the
-     * injected fault flags {@code f}: lost, corrupted, sent twice, or held back to go after
-     * the next one.
+     * The open batch's one packet (faults that move packets make every packet a batch of its
+     * own) under the injected fault flags {@code f}: sent twice, or held back to go after the
+     * next one.
      */
-    private void inject(int f) {
-        if ((f & FaultInjector.DROP) != 0) {
-            count(Counter.INJECTED_LOSS);
-            dropBatch();
-            return;
-        }
-        if ((f & FaultInjector.CORRUPT) != 0) {
-            count(Counter.INJECTED_CORRUPTIONS);
-            flipByte(faults.corruptIndex(batchBytes()));
-        }
+    private void move(int f) {
         if ((f & FaultInjector.DUPLICATE) != 0) {
             count(Counter.INJECTED_DUPLICATES);
             queueCopy();
@@ -174,9 +171,6 @@ abstract class Egress {
         }
         return true;
     }
-
-    /** Gives up the open batch's packet (injected loss). */
-    protected abstract void dropBatch();
 
     /** Flips byte {@code index} of the open batch (injected corruption). */
     protected abstract void flipByte(int index);

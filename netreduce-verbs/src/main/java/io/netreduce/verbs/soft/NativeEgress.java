@@ -80,11 +80,6 @@ final class NativeEgress extends Egress {
     }
 
     @Override
-    protected void dropBatch() {
-        consume();
-    }
-
-    @Override
     protected void flipByte(int index) {
         int i = batchStart + index;
         arena.put(i, (byte) (arena.get(i) ^ 0x5A));
@@ -121,7 +116,7 @@ final class NativeEgress extends Egress {
         if (runs > 0) {
             int sent = NativeUdp.send(fd, arena, plan, runs, SEND_WAIT_MILLIS);
             if (sent < runs) {
-                countUnsent(packetsFrom(Math.max(0, sent)));
+                countUnsent(NativeUdp.datagramsFrom(plan, runs, Math.max(0, sent)));
                 if (LOG.isDebugEnabled()) {
                     LOG.debug("soft egress: the socket took {} of {} batches ({}); RC retransmits the rest",
                             Math.max(0, sent), runs, sent < 0 ? NativeUdp.error(-sent) : "full");
@@ -131,20 +126,6 @@ final class NativeEgress extends Egress {
         plan.clear();
         runs = 0;
         used = 0;
-    }
-
-    /** Packets in the plan's runs from run {@code first} on (a run: hop ip, port, segment, count, count × (offset, length)). */
-    private int packetsFrom(int first) {
-        int packets = 0;
-        int at = 0;
-        for (int r = 0; r < runs; r++) {
-            int count = plan.get(at + 3);
-            if (r >= first) {
-                packets += count;
-            }
-            at += 4 + 2 * count;
-        }
-        return packets;
     }
 
     @Override

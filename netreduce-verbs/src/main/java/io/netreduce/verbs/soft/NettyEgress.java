@@ -59,11 +59,6 @@ final class NettyEgress extends Egress {
     }
 
     @Override
-    protected void dropBatch() {
-        take().release();
-    }
-
-    @Override
     protected void flipByte(int index) {
         batch.setByte(index, batch.getByte(index) ^ 0x5A);
     }

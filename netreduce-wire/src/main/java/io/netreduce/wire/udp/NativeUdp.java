@@ -138,6 +138,20 @@ public final class NativeUdp {
         return send0(fd, buffer, plan, runs, timeoutMillis);
     }
 
+    /** Datagrams in runs {@code first .. runs - 1} of {@code plan} (what a send that took {@code first} runs left). */
+    public static int datagramsFrom(IntBuffer plan, int runs, int first) {
+        int datagrams = 0;
+        int at = 0;
+        for (int r = 0; r < runs; r++) {
+            int count = plan.get(at + 3);
+            if (r >= first) {
+                datagrams += count;
+            }
+            at += 4 + 2 * count;
+        }
+        return datagrams;
+    }
+
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 
     private static native int localPort0(int fd);
