@@ -7,6 +7,7 @@
  * port, segment size (GRO's gso_size, or the length when the kernel did not coalesce).
  * Send plan, per run: ip, port, segment size (0: one plain datagram), n, then n pairs of
  * (offset, length) into the send buffer; a run of n > 1 leaves as one GSO super-datagram.
+ * A waker (an eventfd) lets one thread end another's wait for a socket (awaitReadable0).
  */
 #define _GNU_SOURCE
 #include <jni.h>
@@ -16,6 +17,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -197,4 +199,27 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, j
 
 JNIEXPORT jstring JNICALL Java_io_netreduce_wire_udp_NativeUdp_strerror0(JNIEnv *env, jclass c, jint e) {
     return (*env)->NewStringUTF(env, strerror(e));
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_waker0(JNIEnv *env, jclass c) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? fail() : fd;
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_wake0(JNIEnv *env, jclass c, jint waker) {
+    uint64_t one = 1;
+    return write(waker, &one, sizeof one) == (ssize_t) sizeof one || errno == EAGAIN ? 0 : fail();
+}
+
+/* Waits up to timeoutMillis until fd is readable or waker was woken (then resets it): 1, 0 on timeout, -errno. */
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_awaitReadable0(JNIEnv *env, jclass c, jint fd, jint waker,
+                                                                           jint timeoutMillis) {
+    struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = waker, .events = POLLIN}};
+    int r = poll(p, 2, timeoutMillis);
+    if (r < 0) return errno == EINTR ? 0 : -errno;
+    if (p[1].revents & POLLIN) {
+        uint64_t count;
+        if (read(waker, &count, sizeof count) < 0 && errno != EAGAIN) return fail();
+    }
+    return r > 0 ? 1 : 0;
 }

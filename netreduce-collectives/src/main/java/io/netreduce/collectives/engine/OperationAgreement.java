@@ -169,6 +169,12 @@ final class OperationAgreement {
     CollectiveException explain(RuntimeException e, CollectiveCall call) {
         String own = e instanceof CollectiveException ? e.getMessage()
                 : "rank " + rank + ": collective #" + call.seq() + " " + describe(call) + " failed: " + e.getMessage();
+        if (e instanceof HostTimeoutException) {
+            // Ranks still waiting announced their calls after lateAnnounceNanos: the absent
+            // ones can be named in what the group is told, so the ranks it aborts name them too.
+            announce(call);
+            own += neverStarted(call);
+        }
         // Tell the group first, so that every rank stops waiting for this one's data.
         if (store.failure() == null) {
             if (e instanceof CallMismatchException) {
@@ -190,22 +196,22 @@ final class OperationAgreement {
             return ce;
         }
         String message = own;
-        if (e instanceof HostTimeoutException) {
-            String missing = "";
-            try {
-                missing = store.missing("op/" + call.seq(), Duration.ofSeconds(2));
-            } catch (CollectiveException ignored) {
-                // the store is gone too: the message says what we know
-            }
-            if (!missing.isEmpty() && !"[]".equals(missing)) {
-                message += "; ranks that never started it: " + missing;
-            }
-        }
         String reported = store.failure();
         if (reported != null && !reported.equals(own)) {
             message += "; the group reports: " + reported;
         }
         return new CollectiveException(message, e);
+    }
+
+    /** "; ranks that never started it: [1]", or "" if every rank did (or the store is gone). */
+    private String neverStarted(CollectiveCall call) {
+        String missing = "";
+        try {
+            missing = store.missing("op/" + call.seq(), Duration.ofSeconds(2));
+        } catch (CollectiveException ignored) {
+            // the store is gone too: the message says what we know
+        }
+        return missing.isEmpty() || "[]".equals(missing) ? "" : "; ranks that never started it: " + missing;
     }
 
     /**

@@ -58,8 +58,13 @@ final class Requester {
     private final Bth bth = new Bth();
     private final Reth reth = new Reth();
     private final ImmDt immDt = new ImmDt();
-    private final Runnable timerTask = this::onTimer;
-    private final Runnable rnrResumeTask = this::onRnrResume;
+    private final Runnable timerTask;
+    private final Runnable rnrResumeTask;
+    /**
+     * Where callers drive the device its drives run the timers ({@link #runDueTimers}), so no
+     * post or ACK reaches into the event loop to arm one; else the event loop schedules them.
+     */
+    private final boolean timersPolled;
 
     private Egress egress;
     private int remoteQpn;
@@ -82,7 +87,10 @@ final class Requester {
     private int lastNakPsn = -1;
     private boolean rnrWaiting;
     private ScheduledFuture<?> timer;
+    private boolean timerArmed;
     private long timerDueNanos;
+    private boolean rnrResumeArmed;
+    private long rnrResumeDueNanos;
     /** When the peer last acknowledged something new, and what the retries since then were: for the error. */
     private long lastProgressNanos = System.nanoTime();
     private int timeoutsSinceProgress;
@@ -113,6 +121,9 @@ final class Requester {
         this.rnrRetry = attributes.rnrRetry();
         this.retriesLeft = retryCount;
         this.rnrRetriesLeft = rnrRetry;
+        this.timersPolled = qp.callerDrives();
+        this.timerTask = qp.guarded(this::onTimer);
+        this.rnrResumeTask = qp.guarded(this::onRnrResume);
     }
 
     /** Called on the event loop when the queue pair connects. */
@@ -339,7 +350,28 @@ final class Requester {
         rnrWaiting = true;
         rnrPsn = psn;
         long micros = Aeth.rnrTimerMicros(syndrome);
-        qp.eventLoop().schedule(rnrResumeTask, micros, TimeUnit.MICROSECONDS);
+        if (timersPolled) {
+            rnrResumeArmed = true;
+            rnrResumeDueNanos = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(micros);
+        } else {
+            qp.eventLoop().schedule(rnrResumeTask, micros, TimeUnit.MICROSECONDS);
+        }
+    }
+
+    /**
+     * Where the device's drives run the timers: runs those due at {@code now}; returns when
+     * the next is due (Long.MAX_VALUE if none is armed).
+     */
+    long runDueTimers(long now) {
+        if (rnrResumeArmed && now - rnrResumeDueNanos >= 0) {
+            rnrResumeArmed = false;
+            onRnrResume();
+        }
+        if (timerArmed && now - timerDueNanos >= 0) {
+            onTimer();
+        }
+        long due = timerArmed ? timerDueNanos : Long.MAX_VALUE;
+        return rnrResumeArmed ? Math.min(due, rnrResumeDueNanos) : due;
     }
 
     private void onRnrResume() {
@@ -441,18 +473,24 @@ final class Requester {
             return;
         }
         long due = probeDue() && probeDeadlineNanos - deadlineNanos < 0 ? probeDeadlineNanos : deadlineNanos;
-        if (timer != null) {
+        if (timerArmed) {
             if (due - timerDueNanos >= 0) {
                 return;
             }
-            timer.cancel(false);
+            if (timer != null) {
+                timer.cancel(false);
+            }
         }
+        timerArmed = true;
         timerDueNanos = due;
-        timer = qp.eventLoop().schedule(timerTask, Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (!timersPolled) {
+            timer = qp.eventLoop().schedule(timerTask, Math.max(0, due - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
     }
 
     private void onTimer() {
         timer = null;
+        timerArmed = false;
         if (!qp.isReady() || !outstanding()) {
             return;
         }

@@ -62,14 +62,27 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A soft RoCE device: one emulated host's NIC. It listens on
  * {@code options.localAddress():options.port()} (4791 by default) for every packet
- * addressed to its queue pairs, demultiplexes them by BTH DestQP, and runs all of its
- * queue pairs on a single Netty epoll event loop, so protocol state needs no locks.
+ * addressed to its queue pairs and demultiplexes them by BTH DestQP. Who runs the protocol
+ * ({@value SoftProperties#PROGRESS}):
+ * <ul>
+ *   <li><b>caller</b> (where the caller polls and the native I/O runs): the thread that
+ *       polls a completion queue, or posts a send, runs the protocol itself under the
+ *       device's lock: it receives from the socket, handles the packets, runs the due timers
+ *       and sends, so a completion reaches it with no thread in between. A blocking poll
+ *       spins on the socket briefly, then sleeps in {@code poll(2)} on it (a completion from
+ *       another thread wakes it). The event loop only drives a device that nobody has driven
+ *       for {@link #IDLE_DRIVE_NANOS}, as an RC NIC keeps answering while its application
+ *       computes, and takes a post whose poster found the lock taken.</li>
+ *   <li><b>loop</b>: one Netty epoll event loop runs all the device's queue pairs, so
+ *       protocol state needs no lock; posts are handed to it and completions come back.</li>
+ * </ul>
  *
  * <p>Receiving batches with recvmmsg and UDP GRO, through the native batched I/O
  * ({@code NativeUdp}, registered with the event loop) where it loads, else through Netty's
@@ -85,6 +98,14 @@ final class SoftDevice implements Device {
     private static final int PAGE = 4096;
     /** 64 KiB buffers touched at open: covers a full window of GSO batches plus receive buffers. */
     private static final int PRETOUCH_BUFFERS = 96;
+    /**
+     * Where callers drive, the event loop drives a device that nobody drove for this long
+     * (as the tcp provider's polled progress does): a peer of an application that computes
+     * instead of polling is slowed, never stalled.
+     */
+    static final long IDLE_DRIVE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** Longest sleep of a blocking poll in one go (a wake-up or a datagram ends it sooner). */
+    private static final int MAX_SLEEP_MILLIS = 50;
 
     private final DeviceOptions options;
     private final Counters counters = new Counters();
@@ -123,6 +144,18 @@ final class SoftDevice implements Device {
     private final ByteBuffer heldBack = ByteBuffer.allocateDirect(MAX_DATAGRAM);
     private int heldBackLength = -1;
     private volatile boolean closed;
+    /** Whether callers run the protocol (see the class comment); else the event loop does. */
+    private final boolean callerDrives;
+    /** Where callers drive: held by whoever runs the protocol, caller or event loop. */
+    private final ReentrantLock protocol = new ReentrantLock();
+    /** Where callers drive: the eventfd that ends a sleeping poller's wait, and how many sleep. */
+    private final int waker;
+    private final AtomicInteger sleepers = new AtomicInteger();
+    private volatile long lastDrivenNanos = System.nanoTime();
+    /** When the earliest queue-pair timer is due, as the last drive found it: a sleeper wakes for it. */
+    private volatile long timersDueNanos = Long.MAX_VALUE;
+    /** The queue pairs, for sweeping their timers without iterating a map. */
+    private SoftQueuePair[] timed = new SoftQueuePair[0];
 
     SoftDevice(DeviceOptions options) {
         this.options = options;
@@ -154,6 +187,7 @@ final class SoftDevice implements Device {
         this.loop = group.next();
         boolean nativeIo = NativeUdp.available()
                 && SoftProperties.booleanProperty(options, SoftProperties.NATIVE_IO, true);
+        this.callerDrives = callerDrives(options, nativeIo);
         Channel ch = null;
         int fd = -1;
         NativeReceive receive = null;
@@ -161,7 +195,7 @@ final class SoftDevice implements Device {
             if (nativeIo) {
                 fd = NativeUdp.open(localIp, options.port(), socketBuffer, socketBuffer, gro);
                 receive = new NativeReceive(fd);
-                receive.register();
+                receive.start();
             } else {
                 ch = bindChannel(options, socketBuffer, gro, recvBatch);
             }
@@ -179,9 +213,37 @@ final class SoftDevice implements Device {
         this.nativeReceive = receive;
         this.port = ch != null ? ((InetSocketAddress) ch.localAddress()).getPort() : NativeUdp.localPort(fd);
         this.pcap = pcapPath != null ? PcapWriter.open(Path.of(pcapPath)) : null;
-        onLoop(this::pretouchPool, Duration.ofSeconds(30), "pre-touch the packet pool");
-        LOG.debug("soft device listening on {}:{} ({}; {})", options.localAddress().getHostAddress(), port,
-                nativeIo ? "native receive" : "Netty receive", options);
+        this.waker = callerDrives ? NativeUdp.waker() : -1;
+        if (callerDrives) {
+            loop.scheduleAtFixedRate(this::driveIfIdle, IDLE_DRIVE_NANOS, IDLE_DRIVE_NANOS, TimeUnit.NANOSECONDS);
+        } else {
+            onLoop(this::pretouchPool, Duration.ofSeconds(30), "pre-touch the packet pool");
+        }
+        LOG.debug("soft device listening on {}:{} ({}, {} runs the protocol; {})",
+                options.localAddress().getHostAddress(), port, nativeIo ? "native receive" : "Netty receive",
+                callerDrives ? "the polling caller" : "the event loop", options);
+    }
+
+    private static boolean callerDrives(DeviceOptions options, boolean nativeIo) {
+        String mode = SoftProperties.property(options, SoftProperties.PROGRESS);
+        if (mode == null) {
+            return options.callerPolls() && nativeIo;
+        }
+        switch (mode.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "caller":
+                if (!nativeIo) {
+                    LOG.warn("soft device {}: {}=caller needs the native UDP I/O, which is off ({}); the event loop "
+                            + "runs the protocol", options.localAddress().getHostAddress(), SoftProperties.PROGRESS,
+                            NativeUdp.available() ? SoftProperties.NATIVE_IO + "=false" : NativeUdp.unavailableReason());
+                }
+                return nativeIo;
+            case "loop":
+                return false;
+            default:
+                throw new VerbsException("device property " + SoftProperties.PROGRESS + "=" + mode
+                        + " must be 'caller' (the polling thread runs the protocol) or 'loop' (the device's event "
+                        + "loop does)");
+        }
     }
 
     /** Netty's receive path: where the native library does not load, or soft.nativeIo=false. */
@@ -283,7 +345,7 @@ final class SoftDevice implements Device {
     @Override
     public CompletionQueue createCompletionQueue(int capacity) {
         checkOpen();
-        SoftCompletionQueue cq = new SoftCompletionQueue(capacity, new AdaptiveSpin(spinNanos, true));
+        SoftCompletionQueue cq = new SoftCompletionQueue(this, capacity, new AdaptiveSpin(spinNanos, true));
         cqs.add(cq);
         return cq;
     }
@@ -343,7 +405,10 @@ final class SoftDevice implements Device {
                 }
                 qp = new SoftQueuePair(this, pd, attributes, qpn, f.channel(), -1, sendSettings);
             }
-            onLoop(() -> queuePairs.put(qpn, qp), Duration.ofSeconds(5), "register queue pair " + qpn);
+            onLoop(() -> {
+                queuePairs.put(qpn, qp);
+                timed = with(timed, qp);
+            }, Duration.ofSeconds(5), "register queue pair " + qpn);
             return qp;
         }
         throw new VerbsException("no free UDP source port in 0xC000-0xFFFF on "
@@ -353,14 +418,146 @@ final class SoftDevice implements Device {
     void unregister(SoftQueuePair qp) {
         queuePairs.remove(qp.qpn());
         dirty.remove(qp);
+        SoftQueuePair[] left = new SoftQueuePair[0];
+        for (SoftQueuePair q : timed) {
+            if (q != qp) {
+                left = with(left, q);
+            }
+        }
+        timed = left;
+    }
+
+    private static SoftQueuePair[] with(SoftQueuePair[] qps, SoftQueuePair qp) {
+        SoftQueuePair[] more = java.util.Arrays.copyOf(qps, qps.length + 1);
+        more[qps.length] = qp;
+        return more;
+    }
+
+    /** Whether callers run the protocol ({@value SoftProperties#PROGRESS}). */
+    boolean callerDrives() {
+        return callerDrives;
+    }
+
+    /** {@code task} as the event loop must run it: under the protocol lock where callers drive. */
+    Runnable guarded(Runnable task) {
+        return callerDrives ? () -> locked(task) : task;
+    }
+
+    private void locked(Runnable task) {
+        protocol.lock();
+        try {
+            task.run();
+        } finally {
+            protocol.unlock();
+        }
+    }
+
+    /**
+     * Where callers drive, runs {@code task} (protocol work of a poster) at once if no other
+     * thread runs the protocol; false if one does (or the event loop runs it), and the caller
+     * hands the work to the event loop.
+     */
+    boolean tryRun(Runnable task) {
+        if (!callerDrives || !protocol.tryLock()) {
+            return false;
+        }
+        try {
+            task.run();
+        } finally {
+            protocol.unlock();
+        }
+        return true;
+    }
+
+    /**
+     * One turn of progress by a poller, where callers drive: receives what has arrived, runs
+     * the timers that are due and ends the burst (ACKs, window, flush). False at once if
+     * another thread runs the protocol; true if datagrams arrived.
+     */
+    boolean drive() {
+        if (closed || !protocol.tryLock()) {
+            return false;
+        }
+        try {
+            return driveLocked();
+        } finally {
+            protocol.unlock();
+        }
+    }
+
+    private boolean driveLocked() {
+        long now = System.nanoTime();
+        lastDrivenNanos = now;
+        int received = nativeReceive.receive();
+        long due = Long.MAX_VALUE;
+        for (SoftQueuePair qp : timed) {
+            due = Math.min(due, qp.runDueTimers(now));
+        }
+        endOfBurst();
+        timersDueNanos = due;
+        return received > 0;
+    }
+
+    /** The event loop's stand-in for a device nobody drives (see the class comment). */
+    private void driveIfIdle() {
+        if (closed || System.nanoTime() - lastDrivenNanos < IDLE_DRIVE_NANOS) {
+            return;
+        }
+        protocol.lock();
+        try {
+            if (!closed) {
+                driveLocked();
+            }
+        } catch (RuntimeException e) {
+            // A periodic task that throws never runs again: keep the device driven.
+            LOG.error("soft device {}:{}: idle progress failed", options.localAddress().getHostAddress(), port, e);
+        } finally {
+            protocol.unlock();
+        }
+    }
+
+    /**
+     * A blocking poller with nothing to do sleeps here, where callers drive: until a datagram
+     * arrives, another thread pushes a completion ({@link #wakeSleepers()}), the earliest
+     * timer is due, or {@code nanos} pass; unless {@code cq} already has a completion.
+     */
+    void sleep(long nanos, SoftCompletionQueue cq) {
+        long due = timersDueNanos;
+        long until = due == Long.MAX_VALUE ? nanos : Math.min(nanos, due - System.nanoTime());
+        if (until <= 0) {
+            return;
+        }
+        int millis = (int) Math.max(1, Math.min(MAX_SLEEP_MILLIS, TimeUnit.NANOSECONDS.toMillis(until)));
+        sleepers.incrementAndGet();
+        try {
+            if (!closed && cq.empty()) { // re-checked after announcing the sleep: a push now wakes it
+                NativeUdp.awaitReadable(nativeFd, waker, millis);
+            }
+        } finally {
+            sleepers.decrementAndGet();
+        }
+    }
+
+    /** Ends the sleep of pollers in {@link #sleep}: a completion was pushed or the device closes. */
+    void wakeSleepers() {
+        if (sleepers.get() > 0) {
+            NativeUdp.wake(waker);
+        }
     }
 
     void markDirty(SoftQueuePair qp) {
         dirty.add(qp);
     }
 
-    /** Runs {@code task} on the event loop and waits for it (directly if already there). */
+    /**
+     * Runs {@code task} on the event loop and waits for it (directly if already there), or
+     * where callers drive, on this thread under the protocol lock.
+     */
     void onLoop(Runnable task, Duration timeout, String what) {
+        if (callerDrives) {
+            locked(task);
+            return;
+        }
         if (loop.inEventLoop()) {
             task.run();
             return;
@@ -486,11 +683,12 @@ final class SoftDevice implements Device {
     }
 
     /**
-     * The native receive: the device's socket registered with its event loop (level
-     * triggered), read with recvmmsg and UDP GRO into one direct buffer of {@link #SLOTS}
-     * slots of 64 KiB; each coalesced message is cut back into datagrams by its segment size
-     * and handled in place, then the burst ends as on the Netty path. Nothing is allocated per
-     * datagram. Event-loop confined.
+     * The native receive: the device's socket read with recvmmsg and UDP GRO into one direct
+     * buffer of {@link #SLOTS} slots of 64 KiB; each coalesced message is cut back into
+     * datagrams by its segment size and handled in place, then the burst ends as on the Netty
+     * path. Nothing is allocated per datagram. Where the event loop runs the protocol the
+     * socket is registered with it (level triggered); where callers drive, they read it.
+     * Confined to whoever runs the protocol.
      */
     private final class NativeReceive implements EpollIoHandle {
         static final int SLOTS = 32;
@@ -507,7 +705,11 @@ final class SoftDevice implements Device {
             this.fd = new FileDescriptor(fd);
         }
 
-        void register() {
+        void start() {
+            if (callerDrives) {
+                pretouch();
+                return;
+            }
             io.netty.util.concurrent.Future<IoRegistration> f = ((IoEventLoop) loop).register(this)
                     .awaitUninterruptibly();
             if (!f.isSuccess()) {
@@ -517,11 +719,15 @@ final class SoftDevice implements Device {
             registration = f.getNow();
             onLoop(() -> {
                 registration.submit(EpollIoOps.EPOLLIN);
-                // Touch the receive buffer once: fresh pages cost 11-14 us each at first touch.
-                for (int i = 0; i < rx.capacity(); i += 4096) {
-                    rx.put(i, (byte) 0);
-                }
+                pretouch();
             }, Duration.ofSeconds(10), "start receiving");
+        }
+
+        /** Touches the receive buffer once: fresh pages cost 11-14 us each at first touch. */
+        private void pretouch() {
+            for (int i = 0; i < rx.capacity(); i += 4096) {
+                rx.put(i, (byte) 0);
+            }
         }
 
         @Override
@@ -531,6 +737,13 @@ final class SoftDevice implements Device {
 
         @Override
         public void handle(IoRegistration reg, IoEvent event) {
+            receive();
+            endOfBurst();
+        }
+
+        /** Up to {@link #BATCHES_PER_EVENT} recvmmsg calls, each datagram handled; the messages received. */
+        int receive() {
+            int messages = 0;
             for (int batch = 0; batch < BATCHES_PER_EVENT; batch++) {
                 int n = NativeUdp.receive(fd.intValue(), rx, SLOT, SLOTS, meta, 0);
                 if (n <= 0) {
@@ -540,6 +753,7 @@ final class SoftDevice implements Device {
                     }
                     break;
                 }
+                messages += n;
                 for (int i = 0; i < n; i++) {
                     int length = Math.min(Math.abs(meta.get(NativeUdp.META_INTS * i)), SLOT);
                     int segment = meta.get(NativeUdp.META_INTS * i + 3);
@@ -553,7 +767,7 @@ final class SoftDevice implements Device {
                     break;
                 }
             }
-            endOfBurst();
+            return messages;
         }
 
         void cancel() {
@@ -597,8 +811,19 @@ final class SoftDevice implements Device {
                 cq.close();
             }
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            if (waker >= 0) {
+                // No sleeper may still wait on the descriptors when they close (and are reused).
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+                while (sleepers.get() > 0 && System.nanoTime() - until < 0) {
+                    NativeUdp.wake(waker);
+                    Thread.onSpinWait();
+                }
+            }
             if (nativeFd >= 0) {
                 NativeUdp.close(nativeFd);
+            }
+            if (waker >= 0) {
+                NativeUdp.close(waker);
             }
             if (pcap != null) {
                 pcap.close();

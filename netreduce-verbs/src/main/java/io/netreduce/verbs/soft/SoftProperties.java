@@ -34,6 +34,15 @@ final class SoftProperties {
      * GRO on the device's event loop, no object per datagram; false keeps Netty's channel.
      */
     static final String NATIVE_IO = "soft.nativeIo";
+    /**
+     * Who runs the protocol: {@code caller} (the thread that polls a completion queue receives,
+     * sends and runs the timers itself, under the device's lock, with no thread between it and
+     * the socket) or {@code loop} (the device's event loop does everything; callers hand work
+     * over and wait for completions). Default: {@code caller} where the device's options say
+     * the caller polls ({@link DeviceOptions#callerPolls()}) and the native I/O runs, else
+     * {@code loop}. {@code caller} needs the native I/O; without it the loop runs.
+     */
+    static final String PROGRESS = "soft.progress";
     /** Whether the receive socket asks the kernel for UDP GRO. */
     static final String GRO = "soft.gro";
     /**

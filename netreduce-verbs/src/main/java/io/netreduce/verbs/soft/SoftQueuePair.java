@@ -35,8 +35,10 @@ import org.slf4j.LoggerFactory;
  * An RC queue pair of the soft provider. It owns a UDP socket bound to the device address
  * at its fixed source port {@link RoceAddressing#sourcePort(int)}, from which every packet it sends
  * leaves (requests and ACKs alike). Protocol state lives in its {@link Requester} and
- * {@link Responder} and is touched only on the device's event loop; user threads hand work
- * over through the send and receive rings.
+ * {@link Responder} and is touched only by whoever runs the device's protocol (its event
+ * loop, or where callers drive, the thread holding the device's lock); user threads hand
+ * work over through the send and receive rings, and where callers drive a poster that finds
+ * the lock free sends its request at once.
  */
 final class SoftQueuePair implements QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(SoftQueuePair.class);
@@ -59,7 +61,8 @@ final class SoftQueuePair implements QueuePair {
     private final QpEndpoint localEndpoint;
     private final Icrc icrc = new Icrc();
     private final AtomicBoolean pumpScheduled = new AtomicBoolean();
-    private final Runnable pumpTask = this::runPump;
+    private final Runnable pumpTask;
+    private final Runnable pumpNow = this::pump;
 
     private volatile QpState state = QpState.INIT;
     private volatile QpEndpoint remoteEndpoint;
@@ -80,6 +83,7 @@ final class SoftQueuePair implements QueuePair {
         this.channel = channel;
         this.fd = fd;
         this.loop = device.eventLoop();
+        this.pumpTask = device.guarded(this::runPump);
         this.sendCq = cq(attributes.sendCq(), "send");
         this.recvCq = cq(attributes.recvCq(), "receive");
         int sge = attributes.maxSge();
@@ -106,6 +110,21 @@ final class SoftQueuePair implements QueuePair {
 
     EventLoop eventLoop() {
         return loop;
+    }
+
+    /** Whether the device's callers run the protocol ({@link SoftDevice#callerDrives()}). */
+    boolean callerDrives() {
+        return device.callerDrives();
+    }
+
+    /** {@code task} as the event loop must run it ({@link SoftDevice#guarded}). */
+    Runnable guarded(Runnable task) {
+        return device.guarded(task);
+    }
+
+    /** Runs the timers due at {@code now}; when the next is due (Long.MAX_VALUE: none). */
+    long runDueTimers(long now) {
+        return state == QpState.READY ? requester.runDueTimers(now) : Long.MAX_VALUE;
     }
 
     boolean isReady() {
@@ -197,7 +216,9 @@ final class SoftQueuePair implements QueuePair {
             w.fill(request, attributes.mtu());
             sendRing.publish();
         }
-        schedulePump();
+        if (!device.tryRun(pumpNow)) {
+            schedulePump();
+        }
     }
 
     @Override
@@ -230,6 +251,10 @@ final class SoftQueuePair implements QueuePair {
 
     private void runPump() {
         pumpScheduled.set(false);
+        pump();
+    }
+
+    private void pump() {
         QpState s = state;
         if (s == QpState.READY) {
             requester.pump();

@@ -138,6 +138,29 @@ public final class NativeUdp {
         return send0(fd, buffer, plan, runs, timeoutMillis);
     }
 
+    /** A waker (an eventfd) for {@link #awaitReadable} and {@link #wake}: its descriptor; close it with {@link #close}. */
+    public static int waker() {
+        int fd = waker0();
+        if (fd < 0) {
+            throw new UncheckedIOException(new IOException("cannot create an eventfd: " + error(-fd)));
+        }
+        return fd;
+    }
+
+    /** Ends a wait of {@link #awaitReadable} on {@code waker} (now, or the next one if none waits). */
+    public static void wake(int waker) {
+        wake0(waker);
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} until {@code fd} has a datagram to read or
+     * {@code waker} was woken (which this resets); 1 if either, 0 on timeout, else a negative
+     * errno. Receives nothing.
+     */
+    public static int awaitReadable(int fd, int waker, int timeoutMillis) {
+        return awaitReadable0(fd, waker, timeoutMillis);
+    }
+
     /** Datagrams in runs {@code first .. runs - 1} of {@code plan} (what a send that took {@code first} runs left). */
     public static int datagramsFrom(IntBuffer plan, int runs, int first) {
         int datagrams = 0;
@@ -162,6 +185,12 @@ public final class NativeUdp {
 
     private static native int receive0(int fd, ByteBuffer buffer, int slotBytes, int slots, IntBuffer meta,
                                        int timeoutMillis);
+
+    private static native int waker0();
+
+    private static native int wake0(int waker);
+
+    private static native int awaitReadable0(int fd, int waker, int timeoutMillis);
 
     private static native int send0(int fd, ByteBuffer buffer, IntBuffer plan, int runs, int timeoutMillis);
 }
