@@ -139,6 +139,8 @@ final class SoftDevice implements Device {
     private final AtomicInteger nextKey = new AtomicInteger(1);
     private final AtomicLong nextAddress = new AtomicLong(ADDRESS_BASE);
     private final ArrayList<SoftQueuePair> dirty = new ArrayList<>();
+    /** Where callers drive: queue pairs whose ACK waits for the caller's next move ({@link #driveLocked}). */
+    private final ArrayList<SoftQueuePair> acksDeferred = new ArrayList<>();
     private final RoceFrame frame = new RoceFrame();
     /** A datagram held back by injected reordering, copied out of the receive buffer. */
     private final ByteBuffer heldBack = ByteBuffer.allocateDirect(MAX_DATAGRAM);
@@ -418,6 +420,7 @@ final class SoftDevice implements Device {
     void unregister(SoftQueuePair qp) {
         queuePairs.remove(qp.qpn());
         dirty.remove(qp);
+        acksDeferred.remove(qp);
         SoftQueuePair[] left = new SoftQueuePair[0];
         for (SoftQueuePair q : timed) {
             if (q != qp) {
@@ -479,23 +482,53 @@ final class SoftDevice implements Device {
             return false;
         }
         try {
-            return driveLocked();
+            return driveLocked(true);
         } finally {
             protocol.unlock();
         }
     }
 
-    private boolean driveLocked() {
+    /**
+     * A queue pair that completed a receive in this drive keeps its ACK back until the
+     * caller's next move: its next post, which then carries the ACK in the same sendmmsg as
+     * the data (a ping-pong's reply), or its next drive, which sends it first. The caller
+     * gets the completion one system call sooner and the peer one datagram fewer to read.
+     */
+    private boolean driveLocked(boolean keepAcks) {
         long now = System.nanoTime();
         lastDrivenNanos = now;
+        sendDeferredAcks(null);
         int received = nativeReceive.receive();
         long due = Long.MAX_VALUE;
         for (SoftQueuePair qp : timed) {
             due = Math.min(due, qp.runDueTimers(now));
         }
-        endOfBurst();
+        processHeldBack();
+        for (int i = 0; i < dirty.size(); i++) {
+            SoftQueuePair qp = dirty.get(i);
+            if (keepAcks ? qp.endOfBatchKeepingAck() : endOfBatch(qp)) {
+                acksDeferred.add(qp);
+            }
+        }
+        dirty.clear();
         timersDueNanos = due;
         return received > 0;
+    }
+
+    private static boolean endOfBatch(SoftQueuePair qp) {
+        qp.endOfBatch();
+        return false;
+    }
+
+    /**
+     * Sends the ACKs {@link #driveLocked} kept back; {@code poster}'s is only queued, to
+     * leave with the data its post is about to send.
+     */
+    void sendDeferredAcks(SoftQueuePair poster) {
+        for (int i = 0; i < acksDeferred.size(); i++) {
+            acksDeferred.get(i).sendDeferredAck(acksDeferred.get(i) != poster);
+        }
+        acksDeferred.clear();
     }
 
     /** The event loop's stand-in for a device nobody drives (see the class comment). */
@@ -506,7 +539,7 @@ final class SoftDevice implements Device {
         protocol.lock();
         try {
             if (!closed) {
-                driveLocked();
+                driveLocked(false); // nobody is there to make the next move
             }
         } catch (RuntimeException e) {
             // A periodic task that throws never runs again: keep the device driven.

@@ -68,6 +68,8 @@ final class SoftQueuePair implements QueuePair {
     private volatile QpEndpoint remoteEndpoint;
     private Egress egress;
     private boolean dirty;
+    /** A receive completed since the last end of batch (where callers drive, its ACK may wait). */
+    private boolean recvCompleted;
     private int remoteIp;
     private int remotePort;
     private int localIp;
@@ -256,6 +258,9 @@ final class SoftQueuePair implements QueuePair {
 
     private void pump() {
         QpState s = state;
+        if (callerDrives()) {
+            device.sendDeferredAcks(this);
+        }
         if (s == QpState.READY) {
             requester.pump();
             egress.flush();
@@ -293,11 +298,38 @@ final class SoftQueuePair implements QueuePair {
     /** End of a burst: send the coalesced ACK, whatever the window now allows, and flush (event loop). */
     void endOfBatch() {
         dirty = false;
+        recvCompleted = false;
         if (state == QpState.READY) {
             responder.flushAck();
             requester.pump();
         }
         if (egress != null) {
+            egress.flush();
+        }
+    }
+
+    /**
+     * {@link #endOfBatch()} of a caller's drive: if a receive completed in the burst, the ACK
+     * is kept back (see {@link SoftDevice}'s drive) and true returned.
+     */
+    boolean endOfBatchKeepingAck() {
+        if (!recvCompleted || state != QpState.READY) {
+            endOfBatch();
+            return false;
+        }
+        dirty = false;
+        recvCompleted = false;
+        requester.pump();
+        egress.flush();
+        return true;
+    }
+
+    /** Queues the ACK {@link #endOfBatchKeepingAck()} kept back, and sends it if {@code flush}. */
+    void sendDeferredAck(boolean flush) {
+        if (state == QpState.READY) {
+            responder.flushAck();
+        }
+        if (flush && egress != null) {
             egress.flush();
         }
     }
@@ -310,6 +342,7 @@ final class SoftQueuePair implements QueuePair {
 
     void completeRecv(long wrId, WcStatus status, WcOpcode opcode, int length, boolean hasImm, int imm,
                       String detail) {
+        recvCompleted = true;
         if (!recvCq.push(wrId, status, opcode, length, hasImm, imm, qpn, detail)) {
             overflow("receive");
         }
