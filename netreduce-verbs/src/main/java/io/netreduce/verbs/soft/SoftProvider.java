@@ -17,7 +17,7 @@ public final class SoftProvider extends ProviderBase {
     /** Real RoCEv2 packets over UDP, through the gateway when one is set. */
     public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.ROCE_V2_FRAMES,
             Capability.GATEWAY_NEXT_HOP, Capability.INJECTED_FAULTS, Capability.PATH_MTU_PACKETS,
-            Capability.RDMA_WRITE_WITH_IMMEDIATE);
+            Capability.RDMA_WRITE_WITH_IMMEDIATE, Capability.PROGRESS_ON_POLLING_THREAD);
 
     public SoftProvider() {
         super(NAME, "user-space RoCEv2 RC over UDP datagrams (real RoCE frames, port 4791)", CAPABILITIES);

@@ -309,11 +309,13 @@ final class SoftQueuePair implements QueuePair {
     }
 
     /**
-     * {@link #endOfBatch()} of a caller's drive: if a receive completed in the burst, the ACK
-     * is kept back (see {@link SoftDevice}'s drive) and true returned.
+     * {@link #endOfBatch()} of a caller's drive: if a receive completed in the burst and this
+     * queue pair sends too (requests both ways, as a ping-pong), the ACK is kept back (see
+     * {@link SoftDevice}'s drive) and true returned. A queue pair that only receives (a
+     * ring's link from its left neighbour) ACKs at once: nothing of its own would carry it.
      */
     boolean endOfBatchKeepingAck() {
-        if (!recvCompleted || state != QpState.READY) {
+        if (!recvCompleted || state != QpState.READY || sendRing.posted() == 0) {
             endOfBatch();
             return false;
         }

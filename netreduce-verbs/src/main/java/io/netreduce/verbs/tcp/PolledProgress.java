@@ -9,6 +9,13 @@ import java.nio.channels.SocketChannel;
  * takes at once, and the device drives a queue pair nobody polls, as an RC NIC keeps
  * answering while its application computes. The data is copied by the thread that consumes
  * it, with no hand-over between threads.
+ *
+ * <p>On a queue pair that sends too (requests both ways, as a ping-pong), a poll whose read
+ * completed a receive leaves the ACK it owes for the next step, once: the poller gets its
+ * completion a system call sooner, and if it answers on this queue pair the ACK leaves in
+ * the same write as the reply. The next poll, or the device's fallback, writes it
+ * otherwise. A queue pair that only receives (a ring's link from its left neighbour) ACKs
+ * at once: nothing of its own would carry the ACK, and its sender may be waiting to finish.
  */
 final class PolledProgress implements TcpProgressDriver {
     private final TcpQueuePair qp;
@@ -16,6 +23,8 @@ final class PolledProgress implements TcpProgressDriver {
     private final TcpCompletionQueue recvCq;
     private volatile SocketChannel channel;
     private volatile long lastPolledNanos;
+    /** The last step left an ACK for later: the next one writes it, whatever it reads. */
+    private boolean ackLeft;
 
     PolledProgress(TcpQueuePair qp, TcpCompletionQueue sendCq, TcpCompletionQueue recvCq) {
         this.qp = qp;
@@ -60,23 +69,30 @@ final class PolledProgress implements TcpProgressDriver {
             return false;
         }
         lastPolledNanos = System.nanoTime();
-        return drive();
+        return drive(true);
     }
 
     @Override
     public void driveIfIdle(long now, long idleNanos) {
         if (qp.state() != QpState.CLOSED && now - lastPolledNanos > idleNanos) {
-            drive();
+            drive(false);
         }
     }
 
-    private boolean drive() {
+    private boolean drive(boolean mayLeaveAck) {
         SocketChannel ch = channel;
         if (qp.state() == QpState.ERROR && !ch.isOpen()) {
             return false; // nothing left to read or to tell the peer
         }
-        boolean moved = qp.reader().step(ch);
+        TcpFrameReader r = qp.reader();
+        long received = r.received();
+        boolean moved = r.step(ch);
         TcpFrameWriter w = qp.writer();
+        if (mayLeaveAck && !ackLeft && r.received() != received && qp.hasSent() && w.onlyAckWaits()) {
+            ackLeft = true;
+            return moved;
+        }
+        ackLeft = false;
         if (w.hasWork()) {
             moved |= w.writeStep(ch);
         }

@@ -71,6 +71,8 @@ final class TcpFrameReader {
     private boolean discarding;
     private ByteBuffer skipBuffer;
     private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
+    /** Receives completed successfully so far. Written by the owner only. */
+    private long received;
     /** Bytes read so far: progress for the queue pair's ACK timer. Written by the owner only. */
     private volatile long bytesRead;
 
@@ -309,6 +311,7 @@ final class TcpFrameReader {
         if (recv != null) {
             byte type = readHeader.type();
             boolean imm = FrameHeader.hasImmediate(type);
+            received++;
             qp.pushRecv(recv.wrId, WcStatus.SUCCESS, FrameHeader.isWrite(type) ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV,
                     length, imm, imm ? readHeader.immediate() : 0, null);
         }
@@ -375,6 +378,11 @@ final class TcpFrameReader {
      * whatever is left in the inbox) so that the write side gets its turn. False if another
      * thread holds the read side or nothing was there.
      */
+    /** Receives completed successfully so far (by whoever reads the socket). */
+    long received() {
+        return received;
+    }
+
     boolean step(SocketChannel ch) {
         if (!claim.compareAndSet(false, true)) {
             return false;

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * straight from the registered buffers: no payload copy.
  *
  * <p>What comes next: a pending ACK, then a pending NAK (the reader asks for them), then the
- * next request of the send queue. One thread at a time owns the socket ({@link #socketBusy},
+ * next request of the send queue. An ACK with a request ready behind it leaves in the same
+ * gathering write as the request (one system call, as a reply that carries its ACK). One thread at a time owns the socket ({@link #socketBusy},
  * guarded by the queue pair's lock); the frame state below is that thread's.
  */
 final class TcpFrameWriter {
@@ -42,6 +43,10 @@ final class TcpFrameWriter {
     private final ByteBuffer control = ByteBuffer.allocateDirect(FrameHeader.LENGTH);
     private final FrameHeader controlHeader = new FrameHeader().wrap(control);
     private boolean writingControl;
+    /** The control frame goes in front of the request frame being written, in the same writes. */
+    private boolean controlAhead;
+    /** [control, the request's vector...] for {@link #controlAhead}; grown once to the widest vector. */
+    private ByteBuffer[] gather = new ByteBuffer[0];
     private TcpSendSlot writingSlot;
     private int writingVectorLength;
     private long writingTotal;
@@ -96,7 +101,14 @@ final class TcpFrameWriter {
             ackPending = false;
             controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0);
             qp.counters().increment(Counter.ACKS_SENT);
+            long next = nakPending ? -1 : qp.nextToTransmitLocked();
             beginControlFrame();
+            if (next >= 0) {
+                writingControl = false;
+                beginRequestFrame(next);
+                controlAhead = true;
+                writingTotal += FrameHeader.LENGTH;
+            }
             return true;
         }
         if (nakPending) {
@@ -166,12 +178,22 @@ final class TcpFrameWriter {
                 b.limit(b.position() + take);
                 budget -= take;
             }
-            w = ch.write(iov, 0, n);
+            if (controlAhead && control.hasRemaining()) {
+                if (gather.length < n + 1) {
+                    gather = new ByteBuffer[n + 1];
+                }
+                gather[0] = control;
+                System.arraycopy(iov, 0, gather, 1, n);
+                w = ch.write(gather, 0, n + 1);
+            } else {
+                w = ch.write(iov, 0, n);
+            }
         }
         writingWritten += w;
         bytesWritten += w; // one socket writer at a time (socketBusy)
         if (writingWritten == writingTotal) {
             writingControl = false;
+            controlAhead = false;
             writingSlot = null;
         }
         return w;
@@ -180,6 +202,7 @@ final class TcpFrameWriter {
     /** Drops the frame a failed write left behind, so no later writer resumes it. */
     private void abandonFrame() {
         writingControl = false;
+        controlAhead = false;
         writingSlot = null;
     }
 
@@ -318,6 +341,15 @@ final class TcpFrameWriter {
             }
             // A post that found the socket claimed left its request to us: look once more.
         }
+    }
+
+    /**
+     * Whether the only thing waiting is an ACK (no frame under way, no NAK, no request): a
+     * poller may leave it for its next step, when a reply may carry it (racy, as
+     * {@link #wantsWrite}: at worst the ACK waits one step or goes alone).
+     */
+    boolean onlyAckWaits() {
+        return ackPending && !nakPending && !frameInProgress() && !qp.hasUntransmitted();
     }
 
     /** Whether a write step could move anything now, for the poller (racy, as {@link #wantsWrite}). */

@@ -315,6 +315,11 @@ final class TcpQueuePair implements QueuePair {
     }
 
     /** Racy: for pollers deciding whether to look at the socket at all. */
+    /** Whether this queue pair has ever been asked to send: it carries requests both ways. */
+    boolean hasSent() {
+        return sendPosted != 0;
+    }
+
     boolean hasUntransmitted() {
         return sendTransmitNext < sendPosted;
     }

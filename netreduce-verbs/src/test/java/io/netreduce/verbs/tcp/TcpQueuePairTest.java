@@ -268,6 +268,79 @@ class TcpQueuePairTest {
         }
     }
 
+    /**
+     * Polled progress leaves a receive's ACK for the reply to carry in the same gathering
+     * write. Replies of up to 4 MiB (more than loopback's socket buffers take at once) make
+     * that write stop part-way through the ACK-and-frame vector and resume: every echo must
+     * come back exact and every send complete, which needs every ACK to have arrived.
+     */
+    @Test
+    void repliesThatCarryTheirAckStayExactWhenTheSocketTakesThemPartWay() throws Exception {
+        int max = 4 << 20;
+        int rounds = 40;
+        long seed = 0xEC40;
+        try (Device a = open("127.0.0.10", TcpProgress.POLL); Device b = open("127.0.0.20", TcpProgress.POLL)) {
+            Connected c = Connected.of(a, b, 16);
+            MemoryRegion out = c.pda.register(ByteBuffer.allocateDirect(max), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion back = c.pda.register(ByteBuffer.allocateDirect(max), EnumSet.of(Access.LOCAL_WRITE));
+            MemoryRegion echo = c.pdb.register(ByteBuffer.allocateDirect(max), EnumSet.of(Access.LOCAL_WRITE));
+            CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
+                try {
+                    RecvRequest r = new RecvRequest();
+                    SendRequest s = new SendRequest();
+                    WorkCompletion[] wc = {new WorkCompletion()};
+                    for (int i = 0; i < rounds; i++) {
+                        r.reset().wrId(i).sgl().add(echo, 0, max);
+                        c.y.postRecv(r);
+                        int length = awaitOne(c.cqb, wc, "request " + i).byteLength();
+                        s.reset().wrId(i).sgl().add(echo, 0, length);
+                        c.y.postSend(s);
+                        awaitOne(c.cqb, wc, "echo " + i);
+                    }
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+            RecvRequest r = new RecvRequest();
+            SendRequest s = new SendRequest();
+            WorkCompletion[] wc = {new WorkCompletion()};
+            for (int i = 0; i < rounds; i++) {
+                int length = i % 4 == 0 ? 64 : 1 + random.nextInt(max);
+                for (int k = 0; k < length; k++) {
+                    out.buffer().put(k, (byte) random.nextInt());
+                }
+                r.reset().wrId(i).sgl().add(back, 0, max);
+                c.x.postRecv(r);
+                s.reset().wrId(i).sgl().add(out, 0, length);
+                c.x.postSend(s);
+                boolean sent = false;
+                boolean echoed = false;
+                while (!sent || !echoed) {
+                    WorkCompletion done = awaitOne(c.cqa, wc, "round " + i + " (seed " + seed + ")");
+                    if (done.opcode() == io.netreduce.verbs.WcOpcode.SEND) {
+                        sent = true;
+                    } else {
+                        echoed = true;
+                        assertEquals(length, done.byteLength(), "echo length, round " + i + " (seed " + seed + ")");
+                    }
+                }
+                assertEquals(-1, out.buffer().duplicate().clear().limit(length)
+                        .mismatch(back.buffer().duplicate().clear().limit(length)),
+                        "echo differs in round " + i + " (seed " + seed + ")");
+            }
+            server.get(20, TimeUnit.SECONDS);
+            assertTrue(c.y.counters().get(Counter.ACKS_SENT) >= rounds, "echo side ACKs " + c.y.counters());
+        }
+    }
+
+    private static WorkCompletion awaitOne(CompletionQueue cq, WorkCompletion[] wc, String what)
+            throws InterruptedException {
+        assertEquals(1, cq.poll(wc, Duration.ofSeconds(10)), "a completion for " + what);
+        assertEquals(WcStatus.SUCCESS, wc[0].status(), what + ": " + wc[0]);
+        return wc[0];
+    }
+
     @Test
     void frameHeaderRoundTrips() {
         FrameHeader h = new FrameHeader().wrap(ByteBuffer.allocateDirect(FrameHeader.LENGTH));
