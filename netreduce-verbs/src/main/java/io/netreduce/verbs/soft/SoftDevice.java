@@ -1,6 +1,7 @@
 package io.netreduce.verbs.soft;
 
 import io.netreduce.verbs.TransportCapabilities;
+import io.netreduce.verbs.support.AckHold;
 import io.netreduce.verbs.support.AdaptiveSpin;
 import io.netreduce.wire.roce.RoceAddressing;
 
@@ -143,6 +144,8 @@ final class SoftDevice implements Device {
     private final ArrayList<SoftQueuePair> dirty = new ArrayList<>();
     /** Where callers drive: queue pairs whose ACK waits for the caller's next move ({@link #driveLocked}). */
     private final ArrayList<SoftQueuePair> acksDeferred = new ArrayList<>();
+    private long acksDeferredSince;
+    private final Runnable sendHeldAcks = () -> sendDeferredAcks(null);
     private final RoceFrame frame = new RoceFrame();
     /** A datagram held back by injected reordering, copied out of the receive buffer. */
     private final ByteBuffer heldBack = ByteBuffer.allocateDirect(MAX_DATAGRAM);
@@ -492,14 +495,17 @@ final class SoftDevice implements Device {
 
     /**
      * A queue pair that sends too and completed a receive in this drive keeps its ACK back
-     * until the caller's next move: its next post, which then carries the ACK in the same sendmmsg as
-     * the data (a ping-pong's reply), or its next drive, which sends it first. The caller
-     * gets the completion one system call sooner and the peer one datagram fewer to read.
+     * for up to {@link AckHold#NANOS}: its next post carries the ACK in the same sendmmsg as
+     * the data (a ping-pong's reply); else a drive sends it once it is that old, and a poller
+     * sends it before it sleeps. The caller gets the completion one system call sooner and
+     * the peer one datagram fewer to read.
      */
     private boolean driveLocked(boolean keepAcks) {
         long now = System.nanoTime();
         lastDrivenNanos = now;
-        sendDeferredAcks(null);
+        if (!acksDeferred.isEmpty() && (!keepAcks || now - acksDeferredSince >= AckHold.NANOS)) {
+            sendDeferredAcks(null);
+        }
         int received = nativeReceive.receive();
         long due = Long.MAX_VALUE;
         for (SoftQueuePair qp : timed) {
@@ -508,7 +514,10 @@ final class SoftDevice implements Device {
         processHeldBack();
         for (int i = 0; i < dirty.size(); i++) {
             SoftQueuePair qp = dirty.get(i);
-            if (keepAcks ? qp.endOfBatchKeepingAck() : endOfBatch(qp)) {
+            if ((keepAcks ? qp.endOfBatchKeepingAck() : endOfBatch(qp)) && !acksDeferred.contains(qp)) {
+                if (acksDeferred.isEmpty()) {
+                    acksDeferredSince = now;
+                }
                 acksDeferred.add(qp);
             }
         }
@@ -563,6 +572,7 @@ final class SoftDevice implements Device {
             return;
         }
         int millis = (int) Math.max(1, Math.min(MAX_SLEEP_MILLIS, TimeUnit.NANOSECONDS.toMillis(until)));
+        tryRun(sendHeldAcks); // nobody will post for a while: the held ACKs go now
         sleepers.incrementAndGet();
         try {
             if (!closed && cq.empty()) { // re-checked after announcing the sleep: a push now wakes it

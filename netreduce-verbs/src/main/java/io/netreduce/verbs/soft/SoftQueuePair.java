@@ -258,11 +258,15 @@ final class SoftQueuePair implements QueuePair {
 
     private void pump() {
         QpState s = state;
+        if (s == QpState.READY) {
+            requester.pump();
+        }
         if (callerDrives()) {
+            // Held ACKs go now; this queue pair's behind its data, in the same sendmmsg: the
+            // peer handles the request first.
             device.sendDeferredAcks(this);
         }
         if (s == QpState.READY) {
-            requester.pump();
             egress.flush();
         } else if (s == QpState.ERROR) {
             flushAll(WcStatus.WR_FLUSH_ERR, -1);

@@ -1,6 +1,7 @@
 package io.netreduce.verbs.tcp;
 
 import io.netreduce.verbs.QpState;
+import io.netreduce.verbs.support.AckHold;
 import java.nio.channels.SocketChannel;
 
 /**
@@ -11,10 +12,10 @@ import java.nio.channels.SocketChannel;
  * it, with no hand-over between threads.
  *
  * <p>On a queue pair that sends too (requests both ways, as a ping-pong), a poll whose read
- * completed a receive leaves the ACK it owes for the next step, once: the poller gets its
- * completion a system call sooner, and if it answers on this queue pair the ACK leaves in
- * the same write as the reply. The next poll, or the device's fallback, writes it
- * otherwise. A queue pair that only receives (a ring's link from its left neighbour) ACKs
+ * completed a receive holds the ACK it owes back for up to {@link AckHold#NANOS}: the
+ * poller gets its completion a system call sooner, and if it answers on this queue pair the
+ * ACK leaves in the same write as the reply. A later poll writes it once it is that old
+ * (or once anything else is to be written), the device's fallback at once. A queue pair that only receives (a ring's link from its left neighbour) ACKs
  * at once: nothing of its own would carry the ACK, and its sender may be waiting to finish.
  */
 final class PolledProgress implements TcpProgressDriver {
@@ -23,8 +24,9 @@ final class PolledProgress implements TcpProgressDriver {
     private final TcpCompletionQueue recvCq;
     private volatile SocketChannel channel;
     private volatile long lastPolledNanos;
-    /** The last step left an ACK for later: the next one writes it, whatever it reads. */
-    private boolean ackLeft;
+    /** A step held the ACK back (since {@link #ackHeldSince}); racy between pollers: at worst held shorter. */
+    private boolean ackHeld;
+    private long ackHeldSince;
 
     PolledProgress(TcpQueuePair qp, TcpCompletionQueue sendCq, TcpCompletionQueue recvCq) {
         this.qp = qp;
@@ -88,11 +90,18 @@ final class PolledProgress implements TcpProgressDriver {
         long received = r.received();
         boolean moved = r.step(ch);
         TcpFrameWriter w = qp.writer();
-        if (mayLeaveAck && !ackLeft && r.received() != received && qp.hasSent() && w.onlyAckWaits()) {
-            ackLeft = true;
-            return moved;
+        if (mayLeaveAck && qp.hasSent() && w.onlyAckWaits()) {
+            long now = System.nanoTime();
+            if (r.received() != received && !ackHeld) {
+                ackHeld = true;
+                ackHeldSince = now;
+                return moved;
+            }
+            if (ackHeld && now - ackHeldSince < AckHold.NANOS) {
+                return moved;
+            }
         }
-        ackLeft = false;
+        ackHeld = false;
         if (w.hasWork()) {
             moved |= w.writeStep(ch);
         }
