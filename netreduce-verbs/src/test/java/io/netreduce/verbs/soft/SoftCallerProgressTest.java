@@ -128,19 +128,7 @@ class SoftCallerProgressTest {
         long seed = 31;
         try (SoftPair pair = new SoftPair(host("127.0.33.5", "caller"), host("127.0.33.6", "caller"),
                 q -> q.ackTimeout(Duration.ofMillis(500)))) {
-            Transfer ab = new Transfer(pair, seed, 5000);
-            Transfer ba = new Transfer(pair.reversed(), seed + 1, 5000);
-            CompletableFuture<Void> other = CompletableFuture.runAsync(() -> {
-                try {
-                    ba.run(8 << 20, Duration.ofSeconds(90));
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            ab.run(8 << 20, Duration.ofSeconds(90));
-            other.get(100, TimeUnit.SECONDS);
-            assertEquals(0, pair.a.device.counters().totalDrops(), "A device " + pair.a.device.counters());
-            assertEquals(0, pair.b.device.counters().totalDrops(), "B device " + pair.b.device.counters());
+            SoftTransferTest.bothWays(pair, seed);
         }
     }
 
