@@ -86,8 +86,8 @@ final class SoftQueuePair implements QueuePair {
         this.fd = fd;
         this.loop = device.eventLoop();
         this.pumpTask = device.guarded(this::runPump);
-        this.sendCq = cq(attributes.sendCq(), "send");
-        this.recvCq = cq(attributes.recvCq(), "receive");
+        this.sendCq = cq(device, attributes.sendCq(), "send");
+        this.recvCq = cq(device, attributes.recvCq(), "receive");
         int sge = attributes.maxSge();
         this.sendRing = new WorkRing<>(attributes.maxSendWr(), i -> new SendWqe(sge));
         this.recvRing = new WorkRing<>(attributes.maxRecvWr(), i -> new RecvWqe(sge));
@@ -99,11 +99,19 @@ final class SoftQueuePair implements QueuePair {
         this.localEndpoint = new QpEndpoint(device.options().localAddress(), device.port(), qpn, psn);
     }
 
-    private static SoftCompletionQueue cq(Object cq, String what) {
-        if (!(cq instanceof SoftCompletionQueue)) {
+    /**
+     * As in ibverbs, a queue pair's completion queues belong to its own device: polling one is
+     * what drives its device where callers run the protocol.
+     */
+    private static SoftCompletionQueue cq(SoftDevice device, Object cq, String what) {
+        if (!(cq instanceof SoftCompletionQueue q)) {
             throw new VerbsException("the " + what + " completion queue was not created by a soft device");
         }
-        return (SoftCompletionQueue) cq;
+        if (q.device() != device) {
+            throw new VerbsException("the " + what + " completion queue belongs to another soft device; create it "
+                    + "with the queue pair's own device");
+        }
+        return q;
     }
 
     SoftProtectionDomain pd() {

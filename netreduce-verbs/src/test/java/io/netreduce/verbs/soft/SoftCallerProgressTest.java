@@ -123,6 +123,20 @@ class SoftCallerProgressTest {
     }
 
     @Test
+    void aCompletionQueueOfAnotherDeviceIsRefusedNamingWhy() {
+        try (io.netreduce.verbs.Device a = io.netreduce.verbs.Verbs.open("soft", host("127.0.33.9", "caller").build());
+             io.netreduce.verbs.Device b = io.netreduce.verbs.Verbs.open("soft", host("127.0.33.10", "caller").build())) {
+            io.netreduce.verbs.CompletionQueue foreign = b.createCompletionQueue(16);
+            io.netreduce.verbs.CompletionQueue own = a.createCompletionQueue(16);
+            io.netreduce.verbs.VerbsException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.netreduce.verbs.VerbsException.class, () -> a.allocateProtectionDomain().createQueuePair(
+                            io.netreduce.verbs.QpAttributes.builder(own, foreign).build()));
+            assertTrue(e.getMessage().contains("receive completion queue belongs to another soft device"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void twoThreadsDrivingTheSameDevicesStayExact() throws Exception {
         long seed = 31;
