@@ -63,7 +63,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,8 +78,9 @@ import org.slf4j.LoggerFactory;
  *       and sends, so a completion reaches it with no thread in between. A blocking poll
  *       spins on the socket briefly, then sleeps in {@code poll(2)} on it (a completion from
  *       another thread wakes it). The event loop only drives a device that nobody has driven
- *       for {@link #IDLE_DRIVE_NANOS}, as an RC NIC keeps answering while its application
- *       computes, and takes a post whose poster found the lock taken.</li>
+ *       for {@link CallerProgress#IDLE_DRIVE_NANOS}, as an RC NIC keeps answering while its
+ *       application computes, and takes a post whose poster found the lock taken
+ *       ({@link CallerProgress}).</li>
  *   <li><b>loop</b>: one Netty epoll event loop runs all the device's queue pairs, so
  *       protocol state needs no lock; posts are handed to it and completions come back.</li>
  * </ul>
@@ -99,14 +99,6 @@ final class SoftDevice implements Device {
     private static final int PAGE = 4096;
     /** 64 KiB buffers touched at open: covers a full window of GSO batches plus receive buffers. */
     private static final int PRETOUCH_BUFFERS = 96;
-    /**
-     * Where callers drive, the event loop drives a device that nobody drove for this long
-     * (as the tcp provider's polled progress does): a peer of an application that computes
-     * instead of polling is slowed, never stalled.
-     */
-    static final long IDLE_DRIVE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    /** Longest sleep of a blocking poll in one go (a wake-up or a datagram ends it sooner). */
-    private static final int MAX_SLEEP_MILLIS = 50;
 
     private final DeviceOptions options;
     private final Counters counters = new Counters();
@@ -151,16 +143,8 @@ final class SoftDevice implements Device {
     private final ByteBuffer heldBack = ByteBuffer.allocateDirect(MAX_DATAGRAM);
     private int heldBackLength = -1;
     private volatile boolean closed;
-    /** Whether callers run the protocol (see the class comment); else the event loop does. */
-    private final boolean callerDrives;
-    /** Where callers drive: held by whoever runs the protocol, caller or event loop. */
-    private final ReentrantLock protocol = new ReentrantLock();
-    /** Where callers drive: the eventfd that ends a sleeping poller's wait, and how many sleep. */
-    private final int waker;
-    private final AtomicInteger sleepers = new AtomicInteger();
-    private volatile long lastDrivenNanos = System.nanoTime();
-    /** When the earliest queue-pair timer is due, as the last drive found it: a sleeper wakes for it. */
-    private volatile long timersDueNanos = Long.MAX_VALUE;
+    /** Where callers run the protocol (see the class comment); null where the event loop does. */
+    private final CallerProgress progress;
     /** The queue pairs, for sweeping their timers without iterating a map. */
     private SoftQueuePair[] timed = new SoftQueuePair[0];
 
@@ -194,7 +178,7 @@ final class SoftDevice implements Device {
         this.loop = group.next();
         boolean nativeIo = NativeUdp.available()
                 && SoftProperties.booleanProperty(options, SoftProperties.NATIVE_IO, true);
-        this.callerDrives = callerDrives(options, nativeIo);
+        boolean callerDrives = callerDrives(options, nativeIo);
         Channel ch = null;
         int fd = -1;
         NativeReceive receive = null;
@@ -202,7 +186,7 @@ final class SoftDevice implements Device {
             if (nativeIo) {
                 fd = NativeUdp.open(localIp, options.port(), socketBuffer, socketBuffer, gro);
                 receive = new NativeReceive(fd);
-                receive.start();
+                receive.start(callerDrives);
             } else {
                 ch = bindChannel(options, socketBuffer, gro, recvBatch);
             }
@@ -220,9 +204,10 @@ final class SoftDevice implements Device {
         this.nativeReceive = receive;
         this.port = ch != null ? ((InetSocketAddress) ch.localAddress()).getPort() : NativeUdp.localPort(fd);
         this.pcap = pcapPath != null ? PcapWriter.open(Path.of(pcapPath)) : null;
-        this.waker = callerDrives ? NativeUdp.waker() : -1;
+        this.progress = callerDrives ? new CallerProgress(fd, this::driveLocked,
+                options.localAddress().getHostAddress() + ":" + port) : null;
         if (callerDrives) {
-            loop.scheduleAtFixedRate(this::driveIfIdle, IDLE_DRIVE_NANOS, IDLE_DRIVE_NANOS, TimeUnit.NANOSECONDS);
+            progress.start(loop);
         } else {
             onLoop(this::pretouchPool, Duration.ofSeconds(30), "pre-touch the packet pool");
         }
@@ -443,21 +428,12 @@ final class SoftDevice implements Device {
 
     /** Whether callers run the protocol ({@value SoftProperties#PROGRESS}). */
     boolean callerDrives() {
-        return callerDrives;
+        return progress != null;
     }
 
     /** {@code task} as the event loop must run it: under the protocol lock where callers drive. */
     Runnable guarded(Runnable task) {
-        return callerDrives ? () -> locked(task) : task;
-    }
-
-    private void locked(Runnable task) {
-        protocol.lock();
-        try {
-            task.run();
-        } finally {
-            protocol.unlock();
-        }
+        return progress != null ? progress.guarded(task) : task;
     }
 
     /**
@@ -466,15 +442,7 @@ final class SoftDevice implements Device {
      * hands the work to the event loop.
      */
     boolean tryRun(Runnable task) {
-        if (!callerDrives || !protocol.tryLock()) {
-            return false;
-        }
-        try {
-            task.run();
-        } finally {
-            protocol.unlock();
-        }
-        return true;
+        return progress != null && progress.tryRun(task);
     }
 
     /**
@@ -483,14 +451,7 @@ final class SoftDevice implements Device {
      * another thread runs the protocol; true if datagrams arrived.
      */
     boolean drive() {
-        if (closed || !protocol.tryLock()) {
-            return false;
-        }
-        try {
-            return driveLocked(true);
-        } finally {
-            protocol.unlock();
-        }
+        return !closed && progress.drive();
     }
 
     /**
@@ -502,7 +463,6 @@ final class SoftDevice implements Device {
      */
     private boolean driveLocked(boolean keepAcks) {
         long now = System.nanoTime();
-        lastDrivenNanos = now;
         if (!acksDeferred.isEmpty() && (!keepAcks || now - acksDeferredSince >= AckHold.NANOS)) {
             sendDeferredAcks(null);
         }
@@ -522,7 +482,7 @@ final class SoftDevice implements Device {
             }
         }
         dirty.clear();
-        timersDueNanos = due;
+        progress.driven(now, due);
         return received > 0;
     }
 
@@ -542,52 +502,15 @@ final class SoftDevice implements Device {
         acksDeferred.clear();
     }
 
-    /** The event loop's stand-in for a device nobody drives (see the class comment). */
-    private void driveIfIdle() {
-        if (closed || System.nanoTime() - lastDrivenNanos < IDLE_DRIVE_NANOS) {
-            return;
-        }
-        protocol.lock();
-        try {
-            if (!closed) {
-                driveLocked(false); // nobody is there to make the next move
-            }
-        } catch (RuntimeException e) {
-            // A periodic task that throws never runs again: keep the device driven.
-            LOG.error("soft device {}:{}: idle progress failed", options.localAddress().getHostAddress(), port, e);
-        } finally {
-            protocol.unlock();
-        }
-    }
 
-    /**
-     * A blocking poller with nothing to do sleeps here, where callers drive: until a datagram
-     * arrives, another thread pushes a completion ({@link #wakeSleepers()}), the earliest
-     * timer is due, or {@code nanos} pass; unless {@code cq} already has a completion.
-     */
+    /** A blocking poller with nothing to do sleeps here, where callers drive ({@link CallerProgress#sleep}). */
     void sleep(long nanos, SoftCompletionQueue cq) {
-        long due = timersDueNanos;
-        long until = due == Long.MAX_VALUE ? nanos : Math.min(nanos, due - System.nanoTime());
-        if (until <= 0) {
-            return;
-        }
-        int millis = (int) Math.max(1, Math.min(MAX_SLEEP_MILLIS, TimeUnit.NANOSECONDS.toMillis(until)));
-        tryRun(sendHeldAcks); // nobody will post for a while: the held ACKs go now
-        sleepers.incrementAndGet();
-        try {
-            if (!closed && cq.empty()) { // re-checked after announcing the sleep: a push now wakes it
-                NativeUdp.awaitReadable(nativeFd, waker, millis);
-            }
-        } finally {
-            sleepers.decrementAndGet();
-        }
+        progress.sleep(nanos, cq, sendHeldAcks); // nobody will post for a while: the held ACKs go first
     }
 
-    /** Ends the sleep of pollers in {@link #sleep}: a completion was pushed or the device closes. */
+    /** Ends the sleep of pollers, where callers drive: a completion was pushed or the device closes. */
     void wakeSleepers() {
-        if (sleepers.get() > 0) {
-            NativeUdp.wake(waker);
-        }
+        progress.wakeSleepers();
     }
 
     void markDirty(SoftQueuePair qp) {
@@ -599,8 +522,8 @@ final class SoftDevice implements Device {
      * where callers drive, on this thread under the protocol lock.
      */
     void onLoop(Runnable task, Duration timeout, String what) {
-        if (callerDrives) {
-            locked(task);
+        if (progress != null) {
+            progress.locked(task);
             return;
         }
         if (loop.inEventLoop()) {
@@ -750,7 +673,7 @@ final class SoftDevice implements Device {
             this.fd = new FileDescriptor(fd);
         }
 
-        void start() {
+        void start(boolean callerDrives) {
             if (callerDrives) {
                 pretouch();
                 return;
@@ -856,19 +779,11 @@ final class SoftDevice implements Device {
                 cq.close();
             }
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-            if (waker >= 0) {
-                // No sleeper may still wait on the descriptors when they close (and are reused).
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-                while (sleepers.get() > 0 && System.nanoTime() - until < 0) {
-                    NativeUdp.wake(waker);
-                    Thread.onSpinWait();
-                }
+            if (progress != null) {
+                progress.close(); // no sleeper may still wait on the socket when it closes (and is reused)
             }
             if (nativeFd >= 0) {
                 NativeUdp.close(nativeFd);
-            }
-            if (waker >= 0) {
-                NativeUdp.close(waker);
             }
             if (pcap != null) {
                 pcap.close();
