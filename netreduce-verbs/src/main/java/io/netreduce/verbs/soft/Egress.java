@@ -23,7 +23,7 @@ import java.nio.ByteBuffer;
  * {@link NettyEgress} (pooled buffers written to Netty's channel).
  *
  * <p>Usage: {@code int at = begin(len)}, fill {@code buffer()} at [at, at + len - 4),
- * then {@link #commit()}. Event-loop confined.
+ * then {@link #commit()}. Confined to whoever runs the device's protocol.
  */
 abstract class Egress {
     private final int srcIp;

@@ -6,7 +6,7 @@ import java.util.SplittableRandom;
 /**
  * Draws seeded fault decisions for one direction of a device's traffic. Each packet gets
  * four independent draws (loss, corruption, duplication, reordering) so that the same
- * seed yields the same decisions for the same packet sequence. Event-loop confined.
+ * seed yields the same decisions for the same packet sequence. Confined to whoever runs the device's protocol.
  */
 final class FaultInjector {
     static final int DROP = 1;

@@ -20,8 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The send side of a queue pair: rxe's requester and completer in one event-loop-confined
- * object (the kernel's rxe_req.c does the same work). It walks the send ring, cuts each message into
+ * The send side of a queue pair: rxe's requester and completer in one object, confined to
+ * whoever runs the device's protocol (the kernel's rxe_req.c does the same work). It walks the send ring, cuts each message into
  * First/Middle/Last/Only packets of one PSN each, keeps at most {@code maxOutstanding}
  * PSNs unacknowledged, completes work requests on cumulative ACKs, goes back N on a
  * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /
@@ -126,7 +126,7 @@ final class Requester {
         this.rnrResumeTask = qp.guarded(this::onRnrResume);
     }
 
-    /** Called on the event loop when the queue pair connects. */
+    /** Called by whoever runs the protocol when the queue pair connects. */
     void connect(Egress egress, int remoteQpn, int initialPsn) {
         this.egress = egress;
         this.remoteQpn = remoteQpn;

@@ -22,7 +22,7 @@ import java.nio.ByteBuffer;
  * a NIC's DMA would make), re-ACKs duplicates without re-executing them, answers the first
  * packet past a gap with one sequence NAK, and answers a SEND with no receive posted with
  * an RNR NAK. ACKs are coalesced: whatever a burst of received packets asks for is answered
- * by one cumulative ACK at the end of the burst. Event-loop confined.
+ * by one cumulative ACK at the end of the burst. Confined to whoever runs the device's protocol.
  */
 final class Responder {
     private final SoftQueuePair qp;

@@ -86,7 +86,7 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Receiving batches with recvmmsg and UDP GRO, through the native batched I/O
- * ({@code NativeUdp}, registered with the event loop) where it loads, else through Netty's
+ * ({@code NativeUdp}: read by the polling caller, or registered with the event loop) where it loads, else through Netty's
  * channel; each burst of received datagrams ends with one ACK per queue pair that owes one
  * and one flush per queue pair socket (sendmmsg / UDP GSO).
  */

@@ -281,7 +281,7 @@ final class SoftQueuePair implements QueuePair {
         }
     }
 
-    /** A packet addressed to this queue pair, already parsed (event loop). */
+    /** A packet addressed to this queue pair, already parsed (by whoever runs the protocol). */
     void onPacket(RoceFrame frame) {
         if (state != QpState.READY) {
             counters.increment(Counter.DROP_BAD_STATE);
@@ -299,7 +299,7 @@ final class SoftQueuePair implements QueuePair {
         }
     }
 
-    /** Asks for {@link #endOfBatch()} at the end of the current burst (event loop). */
+    /** Asks for {@link #endOfBatch()} at the end of the current burst. */
     void markDirty() {
         if (!dirty) {
             dirty = true;
@@ -307,7 +307,7 @@ final class SoftQueuePair implements QueuePair {
         }
     }
 
-    /** End of a burst: send the coalesced ACK, whatever the window now allows, and flush (event loop). */
+    /** End of a burst: send the coalesced ACK, whatever the window now allows, and flush. */
     void endOfBatch() {
         dirty = false;
         recvCompleted = false;
@@ -371,7 +371,7 @@ final class SoftQueuePair implements QueuePair {
     }
 
     /**
-     * Moves the queue pair to ERROR (event loop): the send WQE at {@code failedIndex} (if
+     * Moves the queue pair to ERROR: the send WQE at {@code failedIndex} (if
      * any) completes with {@code status}, every other outstanding request with WR_FLUSH_ERR.
      */
     void fail(WcStatus status, String reason, long failedIndex) {

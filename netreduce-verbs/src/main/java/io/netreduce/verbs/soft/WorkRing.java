@@ -4,8 +4,8 @@ import java.util.function.IntFunction;
 
 /**
  * A bounded single-consumer ring of preallocated work-queue entries. Posting threads
- * serialise among themselves on a producer lock (never taken by the event loop); the
- * event loop consumes without locks. {@code posted} and {@code retired} are the
+ * serialise among themselves on a producer lock (never taken by the consumer); whoever runs
+ * the device's protocol consumes without locks of its own. {@code posted} and {@code retired} are the
  * hand-over points: the volatile write of {@code posted} publishes a filled entry, the
  * volatile write of {@code retired} returns entries to producers.
  */
