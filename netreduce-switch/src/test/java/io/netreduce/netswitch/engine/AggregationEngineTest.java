@@ -580,19 +580,7 @@ class AggregationEngineTest {
         h.sendRaw(f, 0, f.message(0, 1, p[0], psn1, false).get(0));
         assertEquals(before + 1, h.count(SwitchCounters.Counter.RNR_NAKS_SENT));
         assertEquals(1, h.lastBytes.size());
-        assertEquals(f.ip[0], h.lastDest.get(0)[0], "to the sender");
-        ByteBuffer nak = ByteBuffer.wrap(h.lastBytes.get(0));
-        Bth bth = new Bth().wrap(nak, 0);
-        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode());
-        assertEquals(f.qpnNext[0], bth.destQp());
-        assertEquals(psn1, bth.psn());
-        Aeth aeth = new Aeth().wrap(nak, Bth.LENGTH);
-        assertEquals(Aeth.TYPE_RNR_NAK, Aeth.type(aeth.syndrome()));
-        assertEquals(Ring.LATE_RANK_RNR_TIMER, aeth.syndrome() & 0x1F);
-        assertEquals(77, aeth.msn());
-        int s = f.successor(0);
-        assertTrue(new Icrc().verify(f.ip[s], f.ip[0], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, nak, 0,
-                nak.capacity()), "ICRC over receiver -> sender");
+        assertLastAcknowledgeToSender(h, f, 0, Aeth.rnrNak(Ring.LATE_RANK_RNR_TIMER), psn1, 77, "the late-rank RNR NAK");
         // The late ranks arrive: the sum completes with rank 0's stored packet.
         h.sendAll(f, 1, f.message(1, 1, p[1]));
         h.sendAll(f, 2, f.message(2, 1, p[2]));
@@ -604,16 +592,24 @@ class AggregationEngineTest {
      * The one datagram of the last call, checked to be an ACK-path packet to rank {@code r}
      * (its address and QP) as its receiver would send it (ICRC over receiver -> sender).
      */
-    private static ByteBuffer lastAcknowledgeToSender(Harness h, RingFixture f, int r) {
+    /**
+     * The last datagram out is an Acknowledge to rank {@code r} on its connection (valid ICRC
+     * over receiver -> sender) with this syndrome, PSN and MSN.
+     */
+    private static void assertLastAcknowledgeToSender(Harness h, RingFixture f, int r, int syndrome, int psn, int msn,
+                                                      String what) {
         ByteBuffer b = ByteBuffer.wrap(h.lastBytes.get(0));
-        assertEquals(f.ip[r], h.lastDest.get(0)[0], "to the sender");
+        assertEquals(f.ip[r], h.lastDest.get(0)[0], what + ": to the sender");
         Bth bth = new Bth().wrap(b, 0);
-        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode());
-        assertEquals(f.qpnNext[r], bth.destQp());
+        assertEquals(Opcode.ACKNOWLEDGE, bth.opcode(), what);
+        assertEquals(f.qpnNext[r], bth.destQp(), what);
         int s = f.successor(r);
         assertTrue(new Icrc().verify(f.ip[s], f.ip[r], RoceAddressing.sourcePort(f.qpnPrev[s]), 4791, b, 0,
-                b.capacity()), "ICRC over receiver -> sender");
-        return b;
+                b.capacity()), what + ": ICRC over receiver -> sender");
+        Aeth aeth = new Aeth().wrap(b, Bth.LENGTH);
+        assertEquals(syndrome, aeth.syndrome(), what);
+        assertEquals(psn, bth.psn(), what);
+        assertEquals(msn, aeth.msn(), what);
     }
 
     private static void sleepPast(long since, long nanos) {
@@ -662,16 +658,12 @@ class AggregationEngineTest {
             int expected = Psn.add(first[r], 1);
             h.sendRaw(f, f.successor(r), acknowledgeTo(f, r, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, expected, 5));
             assertEquals(1, h.lastBytes.size(), "rank " + r + "'s NAK");
-            ByteBuffer out = lastAcknowledgeToSender(h, f, r);
-            Bth bth = new Bth().wrap(out, 0);
-            Aeth aeth = new Aeth().wrap(out, Bth.LENGTH);
-            assertEquals(5, aeth.msn());
             if (r == 2) {
-                assertEquals(Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, aeth.syndrome(), "the rank that lost it must resend");
-                assertEquals(expected, bth.psn());
+                assertLastAcknowledgeToSender(h, f, r, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, expected, 5,
+                        "the rank that lost it must resend");
             } else {
-                assertEquals(Aeth.SYNDROME_ACK, aeth.syndrome(), "rank " + r + " has nothing to resend");
-                assertEquals(first[r], bth.psn());
+                assertLastAcknowledgeToSender(h, f, r, Aeth.SYNDROME_ACK, first[r], 5,
+                        "rank " + r + " has nothing to resend");
             }
         }
         assertEquals(2, h.count(SwitchCounters.Counter.NAKS_ABSORBED));
@@ -705,12 +697,7 @@ class AggregationEngineTest {
         assertEquals(0, h.lastBytes.size(), "acknowledged and no ACK asked for: nothing goes out");
         h.sendRaw(f, 0, again.get(2)); // AckReq on the last packet
         assertEquals(1, h.lastBytes.size());
-        ByteBuffer ack = lastAcknowledgeToSender(h, f, 0);
-        Bth bth = new Bth().wrap(ack, 0);
-        Aeth aeth = new Aeth().wrap(ack, Bth.LENGTH);
-        assertEquals(last, bth.psn());
-        assertEquals(Aeth.SYNDROME_ACK, aeth.syndrome());
-        assertEquals(9, aeth.msn());
+        assertLastAcknowledgeToSender(h, f, 0, Aeth.SYNDROME_ACK, last, 9, "the receiver's last ACK");
         assertEquals(2, h.count(SwitchCounters.Counter.ACKED_RETRANSMISSIONS));
     }
 
