@@ -58,6 +58,9 @@ final class PolledProgress implements TcpProgressDriver {
     @Override
     public void afterSendQueued(boolean claimed) {
         TcpFrameWriter w = qp.writer();
+        if (w.awaitingRoom()) {
+            return; // the poller writes once select() reports room
+        }
         if (w.writeStep(channel) && w.frameInProgress()) {
             // The socket filled part-way: a poller blocked in select() does not yet wait for
             // it to drain. (Racy read of the frame state: at worst a spurious wake-up.)
@@ -102,7 +105,7 @@ final class PolledProgress implements TcpProgressDriver {
             }
         }
         ackHeld = false;
-        if (w.hasWork()) {
+        if (w.hasWork() && !(mayLeaveAck && w.awaitingRoom())) { // the fallback tries anyway
             moved |= w.writeStep(ch);
         }
         return moved;

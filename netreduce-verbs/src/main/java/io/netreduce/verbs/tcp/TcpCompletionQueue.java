@@ -48,7 +48,12 @@ final class TcpCompletionQueue extends CompletionRing {
     /** Longest sleep in select(): bounds the cost of any missed wake-up. */
     static final long MAX_SELECT_MILLIS = 1;
     private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
-    private static final Consumer<SelectionKey> IGNORE = key -> { };
+    /** What select() reports: room in a socket's buffer lifts its writer's wait ({@link TcpFrameWriter#awaitingRoom}). */
+    private static final Consumer<SelectionKey> NOTE_ROOM = key -> {
+        if (key.isValid() && key.isWritable()) {
+            ((TcpQueuePair) key.attachment()).writer().roomAgain();
+        }
+    };
 
     /** Queue pairs in polled progress whose completions come here; replaced on (rare) change. */
     private volatile TcpQueuePair[] attached = NONE;
@@ -123,7 +128,11 @@ final class TcpCompletionQueue extends CompletionRing {
 
     @Override
     public int poll(WorkCompletion[] out) {
-        for (TcpQueuePair qp : attached) {
+        TcpQueuePair[] qps = attached;
+        if (awaitingRoom(qps)) {
+            noteRoom(qps);
+        }
+        for (TcpQueuePair qp : qps) {
             qp.progress();
         }
         return super.poll(out);
@@ -142,6 +151,9 @@ final class TcpCompletionQueue extends CompletionRing {
         long spinUntil = now + spinFor;
         while (true) {
             boolean moved = false;
+            if (awaitingRoom(qps)) {
+                noteRoom(qps);
+            }
             for (TcpQueuePair qp : qps) {
                 moved |= qp.progress();
             }
@@ -160,14 +172,56 @@ final class TcpCompletionQueue extends CompletionRing {
             }
             if (moved) {
                 spinUntil = now + spinFor;
-            } else if (now - spinUntil < 0) {
+            } else if (now - spinUntil < 0 && !awaitingRoom(qps)) {
                 spin.pause();
             } else {
+                // Nothing moved and nothing will until a socket has data or room: sleep, as
+                // a blocking write does on a full buffer.
                 awaitIo(qps, now, deadline);
             }
             qps = attached;
             if (qps.length == 0) {
                 return super.poll(out, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            }
+        }
+    }
+
+    private static boolean awaitingRoom(TcpQueuePair[] qps) {
+        for (TcpQueuePair qp : qps) {
+            if (qp.writer().awaitingRoom()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Asks the selector, without waiting, which full sockets have room again. */
+    private void noteRoom(TcpQueuePair[] qps) {
+        Selector s = selector;
+        if (selecting || s == null) {
+            return; // the poller in select() notes it
+        }
+        watch(qps, s);
+        synchronized (selectLock) {
+            try {
+                s.selectNow(NOTE_ROOM);
+            } catch (ClosedSelectorException e) {
+                // closed under us: the caller's loop sees it
+            } catch (IOException e) {
+                throw new VerbsException("asking which tcp connections have room failed: " + e, e);
+            }
+        }
+    }
+
+    /** Sets each socket's interest: data always, room while its writer has something to write. */
+    private static void watch(TcpQueuePair[] qps, Selector s) {
+        for (TcpQueuePair qp : qps) {
+            SelectionKey key = qp.selectionKey(s);
+            if (key != null && key.isValid()) {
+                int ops = SelectionKey.OP_READ | (qp.wantsWrite() ? SelectionKey.OP_WRITE : 0);
+                if (key.interestOps() != ops) {
+                    key.interestOps(ops);
+                }
             }
         }
     }
@@ -178,14 +232,8 @@ final class TcpCompletionQueue extends CompletionRing {
         long wait = deadline - now;
         for (TcpQueuePair qp : qps) {
             wait = Math.min(wait, qp.timerDueNanos() - now);
-            SelectionKey key = qp.selectionKey(s);
-            if (key != null && key.isValid()) {
-                int ops = SelectionKey.OP_READ | (qp.wantsWrite() ? SelectionKey.OP_WRITE : 0);
-                if (key.interestOps() != ops) {
-                    key.interestOps(ops);
-                }
-            }
         }
+        watch(qps, s);
         if (wait <= 0) {
             return;
         }
@@ -194,7 +242,7 @@ final class TcpCompletionQueue extends CompletionRing {
             selecting = true;
             try {
                 if (isEmpty()) { // re-checked after announcing the sleep: a push now wakes it
-                    s.select(IGNORE, millis);
+                    s.select(NOTE_ROOM, millis);
                 }
             } catch (ClosedSelectorException e) {
                 // the queue was closed under us: the caller's loop sees it and returns

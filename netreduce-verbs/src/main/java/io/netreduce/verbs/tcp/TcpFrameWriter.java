@@ -53,6 +53,17 @@ final class TcpFrameWriter {
     private long writingWritten;
     /** Written by the socket's owner, read by the ACK timer. */
     private volatile long bytesWritten;
+    /** The last write took less than it was given: the socket's buffer is full. */
+    private boolean lastWriteShort;
+    /**
+     * A non-blocking write found the socket's buffer full: writers in polled progress wait
+     * for {@code select} to report room ({@link #roomAgain}), which the kernel reports once a
+     * third of the buffer is free, as a blocking write sleeps until then. Writing again at
+     * every segment the peer acknowledges instead (a spinning poller) moved 1 MiB messages
+     * in many small system calls, each copying a few segments. Racy by design: a stale read
+     * costs one write that takes nothing, or one wake-up later.
+     */
+    private volatile boolean awaitingRoom;
 
     TcpFrameWriter(TcpQueuePair qp) {
         this.qp = qp;
@@ -165,20 +176,25 @@ final class TcpFrameWriter {
      */
     private long writeOnce(SocketChannel ch) throws IOException {
         long w;
+        long offered;
         if (writingControl) {
+            offered = control.remaining();
             w = ch.write(control);
         } else {
             TcpSendSlot slot = writingSlot;
             ByteBuffer[] iov = slot.iov;
             int n = writingVectorLength;
             int budget = writingTotal - writingWritten <= 2L * WRITE_CHUNK_BYTES ? Integer.MAX_VALUE : WRITE_CHUNK_BYTES;
+            offered = 0;
             for (int i = 0; i < n; i++) {
                 ByteBuffer b = iov[i];
                 int take = Math.min(slot.ends[i] - b.position(), budget);
                 b.limit(b.position() + take);
                 budget -= take;
+                offered += take;
             }
             if (controlAhead && control.hasRemaining()) {
+                offered += control.remaining();
                 if (gather.length < n + 1) {
                     gather = new ByteBuffer[n + 1];
                 }
@@ -189,6 +205,7 @@ final class TcpFrameWriter {
                 w = ch.write(iov, 0, n);
             }
         }
+        lastWriteShort = w < offered;
         writingWritten += w;
         bytesWritten += w; // one socket writer at a time (socketBusy)
         if (writingWritten == writingTotal) {
@@ -303,14 +320,16 @@ final class TcpFrameWriter {
             } finally {
                 qp.lock.unlock();
             }
+            awaitingRoom = false;
             boolean stop = false;
             try {
                 while (true) {
                     long w = writeOnce(ch);
                     moved |= w > 0;
                     if (frameInProgress()) {
-                        if (w == 0) {
-                            stop = true; // socket buffer full: the poller waits for OP_WRITE
+                        if (lastWriteShort) {
+                            awaitingRoom = true; // socket buffer full: the poller waits for OP_WRITE
+                            stop = true;
                             break;
                         }
                         continue;
@@ -341,6 +360,16 @@ final class TcpFrameWriter {
             }
             // A post that found the socket claimed left its request to us: look once more.
         }
+    }
+
+    /** Whether a write found the socket's buffer full and no poller has seen room since. */
+    boolean awaitingRoom() {
+        return awaitingRoom;
+    }
+
+    /** {@code select} reported room in the socket's buffer. */
+    void roomAgain() {
+        awaitingRoom = false;
     }
 
     /**
