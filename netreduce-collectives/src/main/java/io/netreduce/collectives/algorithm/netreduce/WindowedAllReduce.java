@@ -180,30 +180,34 @@ public final class WindowedAllReduce implements AutoCloseable {
     private void verify(int msg, WorkCompletion wc) {
         int expectedLength = plan.payloadLength(msg);
         header.wrap(headerBytes, (sendSlots + msg % settings.window()) * HEADER);
-        String where = "rank " + settings.rank() + ", ring " + Integer.toUnsignedString(settings.ringId()) + ": result "
-                + results + " of " + plan.messageCount();
         if (header.isCallMismatch() && header.version() == InaHeader.VERSION) {
-            throw new CallMismatchException(where + ": the switch found that the ranks called different collectives "
+            throw new CallMismatchException(where() + ": the switch found that the ranks called different collectives "
                     + "for message " + header.msgId() + " (its ranks' call digests differ)");
         }
         if (msg != results || wc.byteLength() != HEADER + expectedLength
                 || header.version() != InaHeader.VERSION || header.dtype() != settings.dtype()
                 || header.ringId() != settings.ringId() || header.msgId() != msgBase + msg
                 || header.payloadLength() != expectedLength) {
-            throw new ResultMismatchException(where + " arrived as " + wc.byteLength() + " bytes with header " + header
+            throw new ResultMismatchException(where() + " arrived as " + wc.byteLength() + " bytes with header " + header
                     + " but message " + msg + " was sent as ring " + Integer.toUnsignedString(settings.ringId())
                     + ", msg " + (msgBase + msg) + ", len " + expectedLength + ", dtype " + settings.dtype()
                     + " (does another rank reduce a tensor of a different length?)");
         }
         if (!header.isResult()) {
-            throw new ResultMismatchException(where + " did not come from the NetReduce switch: it carries rank "
+            throw new ResultMismatchException(where() + " did not come from the NetReduce switch: it carries rank "
                     + header.rank() + "'s own header, unmarked, so its packets went around the switch (every device "
                     + "must reach its successor through the switch: check the gateway, or the fabric's path)");
         }
         if (header.contributions() != settings.ranks()) {
-            throw new ResultMismatchException(where + " is a sum of " + header.contributions() + " ranks' tensors but "
+            throw new ResultMismatchException(where() + " is a sum of " + header.contributions() + " ranks' tensors but "
                     + "the ring has " + settings.ranks() + " ranks (the switch holds this ring with another size?)");
         }
+    }
+
+    /** Which result failed, for the messages of {@link #verify} (built only when one fails). */
+    private String where() {
+        return "rank " + settings.rank() + ", ring " + Integer.toUnsignedString(settings.ringId()) + ": result "
+                + results + " of " + plan.messageCount();
     }
 
     /** What the operation is waiting for, for timeout and error messages. */
