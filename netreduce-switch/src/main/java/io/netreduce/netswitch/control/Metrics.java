@@ -32,8 +32,11 @@ final class Metrics {
         counter(b, "netreduce_switch_retransmitted_results_total",
                 "stored results re-emitted for a retransmitted packet", c.get(Counter.RETRANSMITTED_RESULTS));
         counter(b, "netreduce_switch_results_resent_in_order_total",
-                "stored results sent again, in PSN order, once the earlier packet they waited behind completed",
+                "results sent in PSN order once the earlier packet they waited behind completed",
                 c.get(Counter.RESULTS_RESENT_IN_ORDER));
+        counter(b, "netreduce_switch_results_held_total",
+                "results held while an earlier packet was missing, instead of sent to be dropped out of sequence",
+                c.get(Counter.RESULTS_HELD));
         counter(b, "netreduce_switch_stale_forwards_total", "packets older than the live window forwarded unchanged",
                 c.get(Counter.STALE_FORWARDS));
         counter(b, "netreduce_switch_non_data_forwards_total", "ACK/NAK datagrams forwarded unchanged",
@@ -44,6 +47,12 @@ final class Metrics {
         counter(b, "netreduce_switch_naks_absorbed_total",
                 "receivers' sequence NAKs for a packet held while another rank's is missing, passed on as ACKs",
                 c.get(Counter.NAKS_ABSORBED));
+        counter(b, "netreduce_switch_probes_answered_with_nak_total",
+                "senders' tail probes answered with a sequence NAK for the missing packet their receiver expects",
+                c.get(Counter.PROBES_ANSWERED_WITH_NAK));
+        counter(b, "netreduce_switch_retransmissions_already_sent_total",
+                "go-back-N resends of a result sent in order since its receiver last NAKed, not sent again",
+                c.get(Counter.RETRANSMISSIONS_ALREADY_SENT));
         counter(b, "netreduce_switch_acked_retransmissions_total",
                 "retransmissions of a result its receiver had acknowledged, answered with the receiver's last ACK",
                 c.get(Counter.ACKED_RETRANSMISSIONS));

@@ -35,6 +35,8 @@ public final class AggregationEngine {
 
     private final Object controlLock = new Object();
     private final Map<Integer, Ring> rings = new LinkedHashMap<>();
+    /** {@link Ring#RESEND_SKIP_NANOS} for rings created from now on. */
+    private long resendSkipNanos = Ring.RESEND_SKIP_NANOS;
     private final Map<Integer, List<ConnectionSpec>> connections = new LinkedHashMap<>();
     private long memoryUsed;
     private volatile RouteTable routes = RouteTable.EMPTY;
@@ -99,6 +101,15 @@ public final class AggregationEngine {
 
     // ------------------------------------------------------------------ control
 
+    /**
+     * Sets how long a go-back-N resend right behind an in-order send is not answered again,
+     * for rings created from now on: tests that step the engine by hand on a loaded machine
+     * lengthen it, so that a pause of theirs does not look like a sender's timer.
+     */
+    void resendSkipNanos(long nanos) {
+        resendSkipNanos = nanos;
+    }
+
     public long memoryBudget() {
         return memoryBudget;
     }
@@ -127,7 +138,7 @@ public final class AggregationEngine {
             }
             Ring ring;
             try {
-                ring = new Ring(config);
+                ring = new Ring(config, resendSkipNanos);
             } catch (OutOfMemoryError e) {
                 throw new SwitchConfigException(SwitchConfigException.Kind.INSUFFICIENT_MEMORY,
                         "the JVM heap cannot hold ring " + config.ringId() + "'s " + bytes(need)

@@ -122,6 +122,16 @@ final class Emitter {
     }
 
     /**
+     * A sequence NAK for {@code psn} on an ACK route, as the receiver's responder sends one on
+     * a gap (its last MSN {@code msn}): the sender goes back N from {@code psn}.
+     */
+    void emitSequenceNak(Route ackRoute, int psn, int msn) {
+        if (emitAcknowledge(ackRoute, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, psn, msn)) {
+            counters.increment(SwitchCounters.Counter.PROBES_ANSWERED_WITH_NAK);
+        }
+    }
+
+    /**
      * A plain ACK of every PSN up to {@code psn} on an ACK route, as the receiver's responder
      * would send one (its MSN {@code msn}), in place of the current datagram.
      */

@@ -36,9 +36,14 @@ import java.nio.ByteBuffer;
  *       already acknowledged its PSN, the switch answers an AckReq with the receiver's last
  *       ACK instead and sends nothing else (after a loss, the lost packet's go-back-N
  *       resends results every receiver already has).</li>
- *   <li>Results that completed while an earlier packet of the ring's order was still missing
- *       are sent again, in order, right after that packet completes (receivers dropped them as
- *       out of sequence), so other ranks do not wait for their ACK timeouts.</li>
+ *   <li>Results leave in the ring's order. Of those that complete while an earlier packet
+ *       is still missing, the first goes out at once (its receivers NAK the gap), the rest
+ *       are held (receivers would drop them as out of sequence); right after the missing
+ *       packet completes, all of them go out in order, so other ranks do not wait for their
+ *       ACK timeouts.</li>
+ *   <li>A sender's tail probe (a packet held here, sent again with AckReq) while its packet
+ *       at the PSN its receiver expects next is missing here is answered with the sequence
+ *       NAK that receiver would send ({@link #answerProbe}).</li>
  *   <li>Every rank's first packet of a message must carry the same call digest as the first
  *       one the slot saw; otherwise the message is never summed and every rank's packets of
  *       it go on to their receivers, the first one marked as a call-mismatch notice.</li>
@@ -120,11 +125,30 @@ final class Ring {
 
     private boolean started;
     private int newestMsg;
+    /** The oldest result not yet sent in order: message and packet ({@link #emitInOrder}). */
+    private boolean frontierSet;
+    private int frontierMsg;
+    private int frontierPacket;
+    /** A result past {@link #frontierPacket} went out since it became the in-order point. */
+    private boolean pastFrontierSent;
+    /** Per packet position, when its result was sent in order (System.nanoTime; 0: not yet). */
+    private final long[] sentInOrder;
+    /** Per rank connection: when its receiver's last NAK went on to the sender. */
+    private final long[] lastNakAt;
+    /**
+     * How long after a result was sent in order a go-back-N resend of its packet is not
+     * answered with it again: long enough for the burst that follows the lost packet, far
+     * shorter than any sender's retransmission timer, so a result that did get lost is sent
+     * again at the sender's next try.
+     */
+    static final long RESEND_SKIP_NANOS = 1_000_000L;
+    private final long resendSkipNanos;
     private long messagesCompleted;
     private long aggregationsCompleted;
 
-    Ring(RingConfig config) {
+    Ring(RingConfig config, long resendSkipNanos) {
         this.config = config;
+        this.resendSkipNanos = resendSkipNanos;
         this.ringId = config.ringId();
         this.ranks = config.ranks();
         this.slots = config.slots();
@@ -149,6 +173,8 @@ final class Ring {
         slotClaimedNanos = new long[slots];
         bitmap = new long[slots * maxPackets];
         complete = new boolean[slots * maxPackets];
+        sentInOrder = new long[slots * maxPackets];
+        lastNakAt = new long[ranks];
         results = new byte[slots][maxPackets * mtu];
         lanes = fp32 ? new LaneStore.Fp32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder())
                 : new LaneStore.Int32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder());
@@ -318,6 +344,20 @@ final class Ring {
                 }
                 return;
             }
+            if (frame.bth().ackRequest() && ackSeen[rank] && answerProbe(rank, psn, em)) {
+                return; // its result would reach the receiver past the gap, of no use
+            }
+            long sent = sentInOrder[pk];
+            if (sent != 0 && !frame.bth().ackRequest() && sent - lastNakAt[rank] > 0
+                    && System.nanoTime() - sent < resendSkipNanos) {
+                // Sent to every receiver in order moments ago, and this one has not NAKed
+                // since: a go-back-N resend right behind the lost packet whose completion sent
+                // it. Again it would only be dropped as a duplicate. A receiver that lost it
+                // NAKs the gap, a sender that hears nothing probes (asking for an ACK) or
+                // times out (later than the skip lasts), and then it is sent again.
+                em.count(SwitchCounters.Counter.RETRANSMISSIONS_ALREADY_SENT);
+                return;
+            }
             if (em.reserve(1)) {
                 em.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS);
                 em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes, j == 0 ? ranks : 0);
@@ -333,6 +373,8 @@ final class Ring {
                 // yet (one of them is late): answer as the receiver would if it had no buffer,
                 // so the sender waits instead of spending its retries (see the class comment).
                 em.emitRnrNak(ackRoutes[rank], psn, ackMsn[rank], LATE_RANK_RNR_TIMER);
+            } else if (frame.bth().ackRequest() && ackSeen[rank]) {
+                answerProbe(rank, psn, em);
             }
         }
         buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
@@ -362,7 +404,7 @@ final class Ring {
      * A sequence NAK from rank {@code route.rank}'s receiver, which expects {@code psn}. If
      * the switch holds that rank's packet at {@code psn} and the sum waits for another rank's,
      * the sender's go-back-N would only resend what is stored: the switch sends the result,
-     * and the results after it in order ({@link #resendFollowers}), once the sum completes.
+     * and the results after it in order ({@link #emitInOrder}), once the sum completes.
      * So the NAK goes on as the ACK of everything before {@code psn} that it also is, and no
      * sender but the one whose packet was lost resends its window (without this, one rank's
      * loss made every rank go back N). Returns false when the NAK must go on unchanged: the
@@ -371,11 +413,9 @@ final class Ring {
     boolean absorbNak(Route route, int psn, int msn, Emitter em) {
         int rank = route.rank;
         int s = slotOf(rank, psn);
-        if (s < 0) {
-            return false;
-        }
-        int pk = s * maxPackets + Psn.diff(psn, cltFirstPsn[rank * slots + s]);
-        if (complete[pk] || (bitmap[pk] & (1L << rank)) == 0 || slotMismatch[s]) {
+        int pk = s < 0 ? -1 : s * maxPackets + Psn.diff(psn, cltFirstPsn[rank * slots + s]);
+        if (pk < 0 || complete[pk] || (bitmap[pk] & (1L << rank)) == 0 || slotMismatch[s]) {
+            lastNakAt[rank] = System.nanoTime(); // what was sent before this NAK may not have arrived
             return false;
         }
         em.count(SwitchCounters.Counter.NAKS_ABSORBED);
@@ -383,6 +423,47 @@ final class Ring {
         onAck(rank, acked, msn);
         em.emitAckInstead(route, acked, msn);
         return true;
+    }
+
+    /**
+     * A packet of rank {@code rank} the switch already holds (or has summed) came again
+     * asking for an ACK: a tail probe, sent after a quiet spell. If the packet the receiver expects next (the one
+     * after its last ACK) is missing here, that is why the spell is quiet: no result can
+     * complete, so the receiver sees no gap to NAK, and the sender's probes would first resend
+     * its newest packets. The switch answers as the receiver would if the probe reached it,
+     * with a sequence NAK for that PSN, and the sender goes back N at once. Only that PSN: a
+     * NAK also acknowledges every PSN before it, and the receiver has acknowledged exactly
+     * those. True if it answered.
+     */
+    private boolean answerProbe(int rank, int psn, Emitter em) {
+        int expected = Psn.next(ackedPsn[rank]);
+        if (!Psn.isAfter(psn, expected)) {
+            return false;
+        }
+        int s = slotOf(rank, expected);
+        if (s >= 0) {
+            int pk = s * maxPackets + Psn.diff(expected, cltFirstPsn[rank * slots + s]);
+            if (complete[pk] || (bitmap[pk] & (1L << rank)) != 0 || slotMismatch[s]) {
+                return false; // held here, or summed: the receiver's own NAKs and the in-order sends cover it
+            }
+        } else if (!awaitsFirstPacket(rank, expected, psn)) {
+            return false;
+        }
+        em.emitSequenceNak(ackRoutes[rank], expected, ackMsn[rank]);
+        return true;
+    }
+
+    /**
+     * Whether {@code expected} can only be the first packet, lost, of a message of rank
+     * {@code rank} that precedes the live message holding {@code probe}: no live message of
+     * the rank's connection holds it, and one holding the probe starts after it.
+     */
+    private boolean awaitsFirstPacket(int rank, int expected, int probe) {
+        if (retired[rank] && Psn.isBefore(expected, retiredEnd[rank])) {
+            return false; // every rank has that message's result; the receiver's ACK of it was lost
+        }
+        int s = slotOf(rank, probe);
+        return s >= 0 && Psn.isAfter(cltFirstPsn[rank * slots + s], expected);
     }
 
     /** The slot of the live message of rank {@code rank}'s connection that holds {@code psn}, or -1. */
@@ -411,8 +492,18 @@ final class Ring {
             messagesCompleted = messagesCompleted + 1;
             em.count(SwitchCounters.Counter.MESSAGES_COMPLETED);
         }
-        emitToAll(s, j, laneBytes, em);
-        resendFollowers(s, j, em);
+        int ahead = slotMsg[s] - frontierMsg;
+        if (!frontierSet || ahead < 0 || (ahead == 0 && j <= frontierPacket)) {
+            emitInOrder(s, j, laneBytes, em);
+        } else if (!pastFrontierSent) {
+            // The first result past a missing packet: its receivers see the gap and NAK it
+            // (the lost packet's sender goes back N; the others' NAKs are absorbed).
+            pastFrontierSent = true;
+            emitToAll(s, j, laneBytes, em);
+        } else {
+            // Every receiver would drop it as out of sequence: it leaves once the gap closes.
+            em.count(SwitchCounters.Counter.RESULTS_HELD);
+        }
     }
 
     /** One result packet per connection, each with that connection's own stored headers. */
@@ -427,34 +518,55 @@ final class Ring {
     }
 
     /**
-     * Packet (s, j) has just completed; results after it that completed earlier (because some
-     * rank's packet j was lost while its later packets arrived) were emitted at the time, but
-     * every receiver dropped them: an RC responder takes packets only in PSN order, and they
-     * all lacked packet j. Sending them again now, in order, lets every receiver take the run
-     * at once. Without this, each sender whose go-back-N retransmission of those packets
-     * reached the switch before the lost packet's retransmission had nothing left to recover
-     * them but its ACK timeout: one rank's loss cost every other rank a timeout, which made
-     * the ring's tail latency (and the time a peer must be kept around) a multiple of the ACK
-     * timeout instead of a round trip. The run follows the ring's message order into the next
-     * live message and stops at the first incomplete packet, or when the output batch is full
-     * (the senders' own retransmissions still re-emit the rest).
+     * Results leave in the ring's order ({@link #frontierMsg}, {@link #frontierPacket}: the
+     * oldest result not yet sent in order). Packet (s, j) has just completed at or before
+     * that point: it is sent, and so is every completed result behind it, in order, up to the
+     * next incomplete packet. A receiver takes packets only in PSN order, so a result that
+     * completed while an earlier one was missing (some rank's packet was lost while its later
+     * packets arrived) is of use only after that one: all but the first of them were held
+     * ({@code RESULTS_HELD}), the first went out so that receivers NAK the gap, and each of
+     * them goes out now ({@code RESULTS_RESENT_IN_ORDER}). Without the in-order sends a
+     * sender whose go-back-N resend reached the switch before the lost packet's had nothing
+     * left to recover them but its ACK timeout; without holding, every receiver dropped up to
+     * a window of results per loss and the switch sent them all twice. Stops when the output
+     * batch is full: the next completion, or a retransmission, resumes.
      */
-    private void resendFollowers(int s, int j, Emitter em) {
-        int msg = slotMsg[s];
-        for (int n = 0; n < slots * maxPackets; n++) {
-            if (++j == slotPackets[s]) {
-                msg++;
-                s = Integer.remainderUnsigned(msg, slots);
-                j = 0;
-                if (!slotActive[s] || slotMsg[s] != msg) {
-                    return;
-                }
+    private void emitInOrder(int s, int j, int laneBytes, Emitter em) {
+        boolean atFrontier = slotMsg[s] == frontierMsg && j == frontierPacket;
+        sentInOrder[s * maxPackets + j] = System.nanoTime();
+        emitToAll(s, j, laneBytes, em);
+        if (!atFrontier) {
+            return; // before the point (a message claimed late): nothing waits behind it
+        }
+        advanceFrontier(s);
+        for (int n = 0; n < slots * maxPackets + slots; n++) {
+            int t = Integer.remainderUnsigned(frontierMsg, slots);
+            if (!slotActive[t] || slotMsg[t] - frontierMsg < 0) {
+                return; // not claimed yet
             }
-            if (!complete[s * maxPackets + j] || !em.hasRoom(ranks)) {
+            if (slotMsg[t] != frontierMsg || slotMismatch[t]) {
+                // Retired under a newer message (every rank had it), or never to be summed.
+                frontierMsg++;
+                frontierPacket = 0;
+                pastFrontierSent = false;
+                continue;
+            }
+            if (!complete[t * maxPackets + frontierPacket] || !em.hasRoom(ranks)) {
                 return;
             }
             em.add(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER, ranks);
-            emitToAll(s, j, lanesLength(s, j), em);
+            sentInOrder[t * maxPackets + frontierPacket] = System.nanoTime();
+            emitToAll(t, frontierPacket, lanesLength(t, frontierPacket), em);
+            advanceFrontier(t);
+        }
+    }
+
+    /** Moves the in-order point past packet {@link #frontierPacket} of slot {@code s}'s message. */
+    private void advanceFrontier(int s) {
+        pastFrontierSent = false;
+        if (++frontierPacket == slotPackets[s]) {
+            frontierMsg++;
+            frontierPacket = 0;
         }
     }
 
@@ -468,9 +580,18 @@ final class Ring {
         slotPackets[s] = packets;
         slotDone[s] = 0;
         slotClaimedNanos[s] = System.nanoTime();
+        if (!frontierSet || msg - frontierMsg < 0) {
+            // The first message, or one older than every message claimed so far (its first
+            // packets were lost while a later message's arrived): results start there.
+            frontierSet = true;
+            frontierMsg = msg;
+            frontierPacket = 0;
+            pastFrontierSent = false;
+        }
         int from = s * maxPackets;
         java.util.Arrays.fill(bitmap, from, from + maxPackets, 0L);
         java.util.Arrays.fill(complete, from, from + maxPackets, false);
+        java.util.Arrays.fill(sentInOrder, from, from + maxPackets, 0L);
         if (!started || msg - newestMsg > 0) {
             newestMsg = msg;
             started = true;

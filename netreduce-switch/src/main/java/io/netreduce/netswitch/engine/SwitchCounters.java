@@ -11,6 +11,8 @@ public final class SwitchCounters {
     public enum Counter {
         PACKETS_IN, PACKETS_OUT, AGGREGATIONS_COMPLETED, MESSAGES_COMPLETED, DUPLICATES,
         RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER,
+        /** Results that completed behind a missing packet and past the one sent to show the gap: sent once it completes. */
+        RESULTS_HELD,
         /** Retransmissions of a message still waiting for other ranks, answered "not ready" (a late rank). */
         RNR_NAKS_SENT,
         /**
@@ -19,6 +21,18 @@ public final class SwitchCounters {
          * switch sends the packet, and the results after it, once the sum completes.
          */
         NAKS_ABSORBED,
+        /**
+         * A sender's tail probe (a packet the switch holds, sent again asking for an ACK)
+         * while its packet at the PSN its receiver expects next is missing here, answered with
+         * the sequence NAK the receiver would send if the probe reached it: the sender goes
+         * back N at once instead of probing again.
+         */
+        PROBES_ANSWERED_WITH_NAK,
+        /**
+         * Go-back-N resends of a packet whose result went to every receiver in order since
+         * its receiver last NAKed (the lost packet's completion sent it): not sent again.
+         */
+        RETRANSMISSIONS_ALREADY_SENT,
         /** Retransmissions of a result the receiver had acknowledged: answered with its last ACK (if asked), not re-sent. */
         ACKED_RETRANSMISSIONS,
         /** Packets of messages whose ranks made different calls, passed on marked as such. */

@@ -17,6 +17,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 import static io.netreduce.netswitch.engine.SwitchCounters.Counter.AGGREGATIONS_COMPLETED;
 import static io.netreduce.netswitch.engine.SwitchCounters.Counter.DUPLICATES;
@@ -210,6 +211,9 @@ class AggregationEngineTest {
         for (int j = 0; j < packets; j++) {
             d.forget(3, Psn.add(psn2, j));
         }
+        // Rank 3 NAKs the first PSN it misses (as a receiver does at a gap; had it seen
+        // nothing, rank 2's ACK timer would resend, later than the switch's skip lasts).
+        h.sendRaw(f, 3, acknowledgeTo(f, 2, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, psn2, 0));
         List<ByteBuffer> retransmission = f.message(2, 0, f.randomPayload(rnd, 700), psn2, false);
         for (ByteBuffer pkt : retransmission) {
             h.send(f, 2, pkt);
@@ -309,6 +313,97 @@ class AggregationEngineTest {
         assertResult(h, f, 0, psn0, p0, "message 0");
         assertResult(h, f, 1, psn1, p1, "message 1");
         assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    /**
+     * Rank 2's packet 1 of 4 is lost while its packets 2 and 3 arrive: result 2 goes out at
+     * once (its receivers see the gap and NAK it), result 3 is held. Rank 2's go-back-N
+     * resend of packet 1 completes it, and results 1, 2 and 3 go to every receiver in order.
+     * The resends of 2 and 3 right behind it are not answered with results again, except
+     * the one asking for an ACK (3, the message's last). Every receiver ends with the sum.
+     */
+    @Test
+    void resultsPastAGapAreHeldThenSentInOrderOnce() {
+        Harness h = new Harness();
+        h.engine.resendSkipNanos(TimeUnit.SECONDS.toNanos(60)); // this test's pace is no sender's timer
+        RingFixture f = h.ring(fp32(25, 3, 2, 900), 170, 13);
+        Random rnd = new Random(25);
+        byte[][] p = new byte[3][];
+        int[] first = new int[3];
+        List<List<ByteBuffer>> m = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 900);
+            first[r] = f.nextPsn(r);
+            m.add(f.message(r, 0, p[r]));
+        }
+        assertEquals(4, m.get(0).size());
+        h.sendAll(f, 0, m.get(0));
+        h.sendAll(f, 1, m.get(1));
+        h.send(f, 2, m.get(2).get(0));
+        assertEquals(3, h.lastBytes.size(), "result 0 to every receiver");
+        h.send(f, 2, m.get(2).get(2));
+        assertEquals(3, h.lastBytes.size(), "result 2, past the gap, to every receiver");
+        h.send(f, 2, m.get(2).get(3));
+        assertEquals(0, h.lastBytes.size(), "result 3 held");
+        assertEquals(1, h.count(SwitchCounters.Counter.RESULTS_HELD));
+
+        List<ByteBuffer> again = f.message(2, 0, p[2], first[2], false);
+        h.send(f, 2, again.get(1));
+        assertEquals(9, h.lastBytes.size(), "results 1, 2 and 3 to every receiver");
+        for (int recv = 0; recv < 3; recv++) {
+            int sender = (recv + 2) % 3;
+            List<Integer> psns = new ArrayList<>();
+            for (int i = 0; i < h.lastDest.size(); i++) {
+                if (h.lastDest.get(i)[0] == f.ip[recv]) {
+                    psns.add(new Bth().wrap(ByteBuffer.wrap(h.lastBytes.get(i)), 0).psn());
+                }
+            }
+            assertEquals(List.of(Psn.add(first[sender], 1), Psn.add(first[sender], 2), Psn.add(first[sender], 3)), psns,
+                    "rank " + recv + ": in PSN order");
+        }
+        assertEquals(6, h.count(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER));
+        h.send(f, 2, again.get(2));
+        assertEquals(0, h.lastBytes.size(), "a resend right behind the completion: not sent again");
+        assertEquals(1, h.count(SwitchCounters.Counter.RETRANSMISSIONS_ALREADY_SENT));
+        h.send(f, 2, again.get(3));
+        assertEquals(1, h.lastBytes.size(), "the last packet asks for an ACK: its result goes again");
+        assertEquals(f.ip[f.successor(2)], h.lastDest.get(0)[0]);
+        assertArrayEquals(f.referenceSum(p), h.delivered(f).lanes(f.successor(2), first[2], 4));
+        assertResult(h, f, 0, first, p, "every receiver");
+    }
+
+    /**
+     * Rank 2's packet 1 of 4 is lost and its receiver's NAK of the gap too: the receiver has
+     * acknowledged packet 0 and sees nothing more. Rank 2's tail probe (its last packet,
+     * asking for an ACK) is answered with the NAK that receiver would send, for PSN 1.
+     */
+    @Test
+    void aTailProbeWhileTheReceiversNextPacketIsMissingIsAnsweredWithItsNak() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(26, 3, 2, 900), 180, 14);
+        Random rnd = new Random(26);
+        byte[][] p = new byte[3][];
+        int[] first = new int[3];
+        List<List<ByteBuffer>> m = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 900);
+            first[r] = f.nextPsn(r);
+            m.add(f.message(r, 0, p[r]));
+        }
+        h.sendAll(f, 0, m.get(0));
+        h.sendAll(f, 1, m.get(1));
+        h.send(f, 2, m.get(2).get(0));
+        h.send(f, 2, m.get(2).get(2));
+        h.send(f, 2, m.get(2).get(3));
+        h.sendRaw(f, f.successor(2), ackTo(f, 2, first[2], 3));
+        List<ByteBuffer> again = f.message(2, 0, p[2], first[2], false);
+        h.sendRaw(f, 2, again.get(3));
+        assertEquals(1, h.lastBytes.size(), "one answer");
+        assertLastAcknowledgeToSender(h, f, 2, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, Psn.add(first[2], 1), 3,
+                "the receiver's NAK for the packet it expects");
+        assertEquals(1, h.count(SwitchCounters.Counter.PROBES_ANSWERED_WITH_NAK));
+        h.sendAll(f, 2, again.subList(1, 4));
+        assertResult(h, f, 0, first, p, "after the go-back-N the NAK started");
     }
 
     @Test
