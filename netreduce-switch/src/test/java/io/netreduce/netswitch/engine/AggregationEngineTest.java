@@ -327,24 +327,11 @@ class AggregationEngineTest {
         Harness h = new Harness();
         h.engine.resendSkipNanos(TimeUnit.SECONDS.toNanos(60)); // this test's pace is no sender's timer
         RingFixture f = h.ring(fp32(25, 3, 2, 900), 170, 13);
-        Random rnd = new Random(25);
         byte[][] p = new byte[3][];
         int[] first = new int[3];
-        List<List<ByteBuffer>> m = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            p[r] = f.randomPayload(rnd, 900);
-            first[r] = f.nextPsn(r);
-            m.add(f.message(r, 0, p[r]));
-        }
-        assertEquals(4, m.get(0).size());
-        h.sendAll(f, 0, m.get(0));
-        h.sendAll(f, 1, m.get(1));
-        h.send(f, 2, m.get(2).get(0));
-        assertEquals(3, h.lastBytes.size(), "result 0 to every receiver");
-        h.send(f, 2, m.get(2).get(2));
-        assertEquals(3, h.lastBytes.size(), "result 2, past the gap, to every receiver");
-        h.send(f, 2, m.get(2).get(3));
+        sendWithRank2sPacket1Lost(h, f, new Random(25), p, first);
         assertEquals(0, h.lastBytes.size(), "result 3 held");
+        assertEquals(6, h.count(SwitchCounters.Counter.PACKETS_OUT), "results 0 and 2 (past the gap) to every receiver");
         assertEquals(1, h.count(SwitchCounters.Counter.RESULTS_HELD));
 
         List<ByteBuffer> again = f.message(2, 0, p[2], first[2], false);
@@ -381,20 +368,9 @@ class AggregationEngineTest {
     void aTailProbeWhileTheReceiversNextPacketIsMissingIsAnsweredWithItsNak() {
         Harness h = new Harness();
         RingFixture f = h.ring(fp32(26, 3, 2, 900), 180, 14);
-        Random rnd = new Random(26);
         byte[][] p = new byte[3][];
         int[] first = new int[3];
-        List<List<ByteBuffer>> m = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            p[r] = f.randomPayload(rnd, 900);
-            first[r] = f.nextPsn(r);
-            m.add(f.message(r, 0, p[r]));
-        }
-        h.sendAll(f, 0, m.get(0));
-        h.sendAll(f, 1, m.get(1));
-        h.send(f, 2, m.get(2).get(0));
-        h.send(f, 2, m.get(2).get(2));
-        h.send(f, 2, m.get(2).get(3));
+        sendWithRank2sPacket1Lost(h, f, new Random(26), p, first);
         h.sendRaw(f, f.successor(2), ackTo(f, 2, first[2], 3));
         List<ByteBuffer> again = f.message(2, 0, p[2], first[2], false);
         h.sendRaw(f, 2, again.get(3));
@@ -404,6 +380,25 @@ class AggregationEngineTest {
         assertEquals(1, h.count(SwitchCounters.Counter.PROBES_ANSWERED_WITH_NAK));
         h.sendAll(f, 2, again.subList(1, 4));
         assertResult(h, f, 0, first, p, "after the go-back-N the NAK started");
+    }
+
+    /**
+     * Every rank of a 3-rank ring sends message 0 (900 bytes: 4 packets), except rank 2's
+     * packet 1, lost; fills each rank's payload into {@code p} and first PSN into {@code first}.
+     */
+    private static void sendWithRank2sPacket1Lost(Harness h, RingFixture f, Random rnd, byte[][] p, int[] first) {
+        List<List<ByteBuffer>> m = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 900);
+            first[r] = f.nextPsn(r);
+            m.add(f.message(r, 0, p[r]));
+        }
+        assertEquals(4, m.get(0).size(), "the message needs four packets");
+        h.sendAll(f, 0, m.get(0));
+        h.sendAll(f, 1, m.get(1));
+        h.send(f, 2, m.get(2).get(0));
+        h.send(f, 2, m.get(2).get(2));
+        h.send(f, 2, m.get(2).get(3));
     }
 
     @Test
