@@ -46,13 +46,14 @@ import java.util.function.Supplier;
  * message each way for that check. Reduce-scatter data lands in a registered staging ring
  * and is added to the input into the output; all-gather data lands directly in the output.
  *
- * <p>Out of place costs nothing extra: the first step sends the input, and reduce-scatter
+ * <p>Out of place adds no pass over the tensor: the first step sends the input, and reduce-scatter
  * data lands straight in the output slice it is summed into ({@code out = received op in},
  * in place over the bytes just written, still in cache), where in place it lands in staging
  * ({@code out = staging op out}); an out-of-place sum into a fresh output would otherwise
  * pull every output line in from memory only to overwrite it (measured: 0.90x in place's
- * busbw at 64 MiB over tcp). The operands and their order are the same either way, so
- * are the bits.
+ * busbw at 64 MiB over tcp). Landing it in staging instead, now that 256 KiB messages keep
+ * staging in cache, measured no different (docs/benchmarks.md: out of place 0.82-1.02x in
+ * place by run). The operands and their order are the same either way, so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
  * slots of their own ({@link #ahead} of them, as many as the caller asks: the ring
