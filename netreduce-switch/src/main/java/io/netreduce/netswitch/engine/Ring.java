@@ -427,10 +427,10 @@ final class Ring {
 
     /**
      * A packet of rank {@code rank} the switch already holds (or has summed) came again
-     * asking for an ACK: a tail probe, sent after a quiet spell. If the packet the receiver expects next (the one
-     * after its last ACK) is missing here, that is why the spell is quiet: no result can
-     * complete, so the receiver sees no gap to NAK, and the sender's probes would first resend
-     * its newest packets. The switch answers as the receiver would if the probe reached it,
+     * asking for an ACK: a tail probe, sent after a quiet spell. If the packet the receiver
+     * expects next (the one after its last ACK) is missing here, that is why the spell is
+     * quiet: no result can complete, so the receiver sees no gap to NAK, and the sender's
+     * probes would first resend its newest packets. The switch answers as the receiver would if the probe reached it,
      * with a sequence NAK for that PSN, and the sender goes back N at once. Only that PSN: a
      * NAK also acknowledges every PSN before it, and the receiver has acknowledged exactly
      * those. True if it answered.
