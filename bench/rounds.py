@@ -12,6 +12,8 @@ variant's in the same round.
     'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\
     'netreduce 16K x 4=NETREDUCE_MESSAGE_BYTES=16384 NETREDUCE_WINDOW=4 --local 4 --algorithm netreduce -b 64M -e 64M -n 5 -w 2 -T 0' \\
     'ring=--local 4 --algorithm ring --transport soft -b 64M -e 64M -n 5 -w 2 -T 0'
+  bench/rounds.py 'before=NETREDUCE_JAR=before.jar --local 2 --algorithm ring --transport tcp -b 64M -e 64M' \
+    'after=--local 2 --algorithm ring --transport tcp -b 64M -e 64M'     # another build against this one
 """
 import argparse
 import json
@@ -30,7 +32,9 @@ def run(spec):
     while words and "=" in words[0] and not words[0].startswith("-"):
         k, v = words.pop(0).split("=", 1)
         env[k] = v
-    out = subprocess.run([os.path.join(ROOT, "bin", "netreduce"), "bench", *words, "--json"], check=True,
+    # NETREDUCE_JAR=path runs another build (java -jar path), for before/after figures.
+    cmd = ["java", "-jar", env.pop("NETREDUCE_JAR")] if "NETREDUCE_JAR" in env else [os.path.join(ROOT, "bin", "netreduce")]
+    out = subprocess.run([*cmd, "bench", *words, "--json"], check=True,
                          capture_output=True, text=True, env=env, timeout=1800)
     rows = {}
     for row in json.loads(out.stdout)["rows"]:
@@ -60,11 +64,14 @@ def main():
     def spread(values, fmt):
         return f"{fmt % statistics.median(values)} ({fmt % min(values)}–{fmt % max(values)})"
 
+    def human(size):
+        return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+
     names = [s.split("=", 1)[0] for s in a.variants]
     first = names[0]
     print(f"{a.rounds} interleaved rounds, in place, median (range)")
     print()
-    print(f"| variant | size | time ms | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU |")
+    print(f"| variant | size | time µs | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for name in names:
         for size in rounds[0][name]:
@@ -72,7 +79,7 @@ def main():
             base = [r[first][size] for r in rounds]
             vs = "" if name == first else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
             cvs = "" if name == first else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
-            print(f"| {name} | {size >> 20} MiB | {spread([x['time_us'] / 1e3 for x in res], '%.1f')} "
+            print(f"| {name} | {human(size)} | {spread([x['time_us'] for x in res], '%.1f')} "
                   f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "
                   f"| {cvs} |")
 
