@@ -16,6 +16,7 @@ import io.netreduce.cli.allreduce.Workload;
 import io.netreduce.collectives.Collectives;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.FaultPlan;
 import java.io.PrintWriter;
 import java.nio.FloatBuffer;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * {@code netreduce bench}: with --local, P rank processes (and a switch for netreduce)
@@ -99,7 +101,7 @@ final class BenchRunner {
         try (Communicator comm = Collectives.open(b.build())) {
             WorkerCommand.WorkerSetup.refuseFallback(comm, o.algorithm);
             joinedSize = comm.size();
-            FloatBuffer stats = FloatBuffer.allocate(10);
+            FloatBuffer stats = FloatBuffer.allocate(STATS + 2 * Counter.values().length);
             new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
             return comm.rank() == 0 ? rows : null;
         }
@@ -109,6 +111,9 @@ final class BenchRunner {
      * Sums every rank's figures with an all-reduce (counts split into 20-bit halves so that
      * float sums stay exact) and builds the row rank 0 prints.
      */
+    /** Floats of the figures {@link #combine} sums before the transport counters. */
+    private static final int STATS = 10;
+
     private static Row combine(Communicator comm, FloatBuffer stats, RankResult r) {
         stats.clear();
         stats.put((float) r.timeUs());
@@ -117,6 +122,9 @@ final class BenchRunner {
         putSplit(stats, r.retransmittedPackets());
         putSplit(stats, r.ackTimeouts());
         stats.put((float) (r.cpuSeconds() * 1e6));
+        for (Counter c : Counter.values()) {
+            putSplit(stats, r.transportCounters().getOrDefault(RankResult.counterName(c), 0L));
+        }
         stats.flip();
         comm.allReduce(stats);
         int p = comm.size();
@@ -126,9 +134,17 @@ final class BenchRunner {
         long retrans = getSplit(stats, 5);
         long timeouts = getSplit(stats, 7);
         double cpu = stats.get(9) / 1e6 / p;
+        Map<String, Long> counters = new TreeMap<>();
+        for (Counter c : Counter.values()) {
+            long n = getSplit(stats, STATS + 2 * c.ordinal());
+            if (n != 0) {
+                counters.put(RankResult.counterName(c), n);
+            }
+        }
         double algbw = r.bytes() / (time * 1e3);
         return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), r.iterations(), time, algbw,
-                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, timeouts, cpu, Row.perGb(cpu, r.bytes()));
+                algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, timeouts, cpu, Row.perGb(cpu, r.bytes()),
+                counters);
     }
 
     private static void putSplit(FloatBuffer b, long v) {

@@ -114,9 +114,17 @@ class AllReduceCommandsTest {
     private static void assertRetransmitted(JsonNode doc) {
         for (String algorithm : algorithms()) {
             long retransmitted = 0;
+            long injected = 0;
             for (JsonNode r : doc.get("algorithms").get(algorithm)) {
                 retransmitted += r.get("retransmitted_packets").asLong();
+                // Every counter that moved is in the row, summed over ranks, under its own name.
+                JsonNode counters = r.get("transport_counters");
+                assertEquals(r.get("retransmitted_packets").asLong(), counters.path("retransmitted_packets").asLong(),
+                        algorithm + ": " + r);
+                assertTrue(counters.path("packets_sent").asLong() > 0, algorithm + ": " + r);
+                injected += counters.path("injected_loss").asLong();
             }
+            assertTrue(injected > 0, algorithm + ": the counters show no injected loss under 1 %: " + doc);
             // Over a thousand timed packets at 1 % loss (P(no loss) < 1e-4): no retransmission at
             // all would mean no loss was injected.
             assertTrue(retransmitted > 0, algorithm + ": no packet was retransmitted under 1 % loss: " + doc);

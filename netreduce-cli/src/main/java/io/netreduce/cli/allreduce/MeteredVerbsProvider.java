@@ -44,13 +44,15 @@ public final class MeteredVerbsProvider implements VerbsProvider {
         egressFaults = faults;
     }
 
-    /** Sum of {@code counter} over every queue pair opened through this provider so far. */
-    public static long total(Counter counter) {
-        long sum = 0;
+    /** Every counter ({@link Counter#ordinal()} order) summed over every queue pair opened through this provider so far. */
+    public static long[] totals() {
+        long[] sums = new long[Counter.values().length];
         for (QueuePair qp : QUEUE_PAIRS) {
-            sum += qp.counters().get(counter);
+            for (Counter c : Counter.values()) {
+                sums[c.ordinal()] += qp.counters().get(c);
+            }
         }
-        return sum;
+        return sums;
     }
 
     @Override

@@ -1,5 +1,9 @@
 package io.netreduce.cli.allreduce;
 
+import io.netreduce.verbs.Counter;
+import java.util.Locale;
+import java.util.Map;
+
 /**
  * What one worker measured for one (algorithm, size, placement): printed by the worker as
  * a {@code RESULT {json}} line on stdout and read by the coordinator.
@@ -13,10 +17,29 @@ package io.netreduce.cli.allreduce;
  * @param cpuSeconds     CPU time of this rank's whole process per all-reduce over the timed
  *                       loop (every thread: the caller's, the transport's), seconds; NaN
  *                       where the JVM cannot tell
+ * @param transportCounters every transport counter that moved over the timed loop, summed over
+ *                       this worker's queue pairs, by its lower-case name ({@code rnr_naks_received})
  */
 public record RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
                          double timeUs, long wrong, long wireBytesSent, long retransmittedPackets,
-                         long ackTimeouts, double cpuSeconds) {
+                         long ackTimeouts, double cpuSeconds, Map<String, Long> transportCounters) {
+    public RankResult {
+        transportCounters = transportCounters == null ? Map.of() : Map.copyOf(transportCounters);
+    }
+
+    /** A transport counter's key in {@link #transportCounters} and in the JSON rows: {@code rnr_naks_received}. */
+    public static String counterName(Counter c) {
+        return c.name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Without transport counters. */
+    public RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
+                      double timeUs, long wrong, long wireBytesSent, long retransmittedPackets, long ackTimeouts,
+                      double cpuSeconds) {
+        this(rank, algorithm, bytes, count, inPlace, iterations, timeUs, wrong, wireBytesSent, retransmittedPackets,
+                ackTimeouts, cpuSeconds, Map.of());
+    }
+
     /** Prefix of result lines on a worker's stdout. */
     public static final String PREFIX = "RESULT ";
 }

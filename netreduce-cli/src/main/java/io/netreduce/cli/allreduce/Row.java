@@ -2,17 +2,28 @@ package io.netreduce.cli.allreduce;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * One table row: every rank's results for one (algorithm, size, placement) combined as
  * nccl-tests does: time averaged over ranks, #wrong summed over ranks; and the CPU a rank's
  * process spent per call (mean over ranks) and per GB of tensor, the efficiency figure
- * that does not depend on the machine's other load.
+ * that does not depend on the machine's other load; and every transport counter that moved,
+ * summed over ranks (RNR NAKs, sequence NAKs, tail probes, out-of-sequence drops...).
  */
 public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
                   int iterations, double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
                   long retransmittedPackets, long ackTimeouts, @JsonProperty("cpu_s_per_call") double cpuSPerCall,
-                  @JsonProperty("cpu_s_per_gb") double cpuSPerGb) {
+                  @JsonProperty("cpu_s_per_gb") double cpuSPerGb, Map<String, Long> transportCounters) {
+
+    /** Without transport counters. */
+    public Row(String algorithm, long size, long count, String type, String redop, boolean inPlace, int iterations,
+               double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
+               long retransmittedPackets, long ackTimeouts, double cpuSPerCall, double cpuSPerGb) {
+        this(algorithm, size, count, type, redop, inPlace, iterations, timeUs, algbwGbps, busbwGbps, wrong,
+                wireBytesPerWorker, retransmittedPackets, ackTimeouts, cpuSPerCall, cpuSPerGb, Map.of());
+    }
 
     /**
      * Bus bandwidth as nccl-tests defines it for all-reduce, for every algorithm:
@@ -38,8 +49,13 @@ public record Row(String algorithm, long size, long count, String type, String r
         long timeouts = ranks.stream().mapToLong(RankResult::ackTimeouts).sum();
         double cpu = ranks.stream().mapToDouble(RankResult::cpuSeconds).average().orElse(Double.NaN);
         double algbw = time > 0 ? first.bytes() / (time * 1e3) : 0; // bytes per ns = GB/s
+        Map<String, Long> counters = new TreeMap<>();
+        for (RankResult r : ranks) {
+            r.transportCounters().forEach((name, n) -> counters.merge(name, n, Long::sum));
+        }
         return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(),
                 first.iterations(), time,
-                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, timeouts, cpu, perGb(cpu, first.bytes()));
+                algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, timeouts, cpu, perGb(cpu, first.bytes()),
+                counters);
     }
 }

@@ -10,6 +10,8 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -135,9 +137,7 @@ public final class WorkerLoop {
             Reference.fill(input, rank, count);
         }
         comm.barrier();
-        long bytesBefore = MeteredVerbsProvider.total(Counter.BYTES_SENT);
-        long retransBefore = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS);
-        long timeoutsBefore = MeteredVerbsProvider.total(Counter.ACK_TIMEOUTS);
+        long[] before = MeteredVerbsProvider.totals();
         long elapsed = 0;
         // Refilling an in-place input is the benchmark's work, not the collective's: its CPU
         // (this thread's alone) comes off the CPU column as its time stays out of the clock.
@@ -157,13 +157,21 @@ public final class WorkerLoop {
         if (cpu >= 0 && refillCpu > 0) {
             cpu = Math.max(0, cpu - refillCpu);
         }
-        long wire = (MeteredVerbsProvider.total(Counter.BYTES_SENT) - bytesBefore) / iterations;
-        long retrans = MeteredVerbsProvider.total(Counter.RETRANSMITTED_PACKETS) - retransBefore;
-        long timeouts = MeteredVerbsProvider.total(Counter.ACK_TIMEOUTS) - timeoutsBefore;
+        long[] moved = MeteredVerbsProvider.totals();
+        Map<String, Long> counters = new LinkedHashMap<>();
+        for (Counter c : Counter.values()) {
+            moved[c.ordinal()] -= before[c.ordinal()];
+            if (moved[c.ordinal()] != 0) {
+                counters.put(RankResult.counterName(c), moved[c.ordinal()]);
+            }
+        }
+        long wire = moved[Counter.BYTES_SENT.ordinal()] / iterations;
+        long retrans = moved[Counter.RETRANSMITTED_PACKETS.ordinal()];
+        long timeouts = moved[Counter.ACK_TIMEOUTS.ordinal()];
         double timeUs = elapsed / 1e3 / iterations;
         double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / iterations;
         return new RankResult(rank, algorithm, size, count, inPlace, iterations, timeUs, wrong, wire,
-                retrans, timeouts, cpuSeconds);
+                retrans, timeouts, cpuSeconds, counters);
     }
 
     private void warmUp(int count, boolean inPlace, int calls) {
