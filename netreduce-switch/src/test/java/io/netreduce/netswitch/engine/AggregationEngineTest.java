@@ -329,7 +329,7 @@ class AggregationEngineTest {
         RingFixture f = h.ring(fp32(25, 3, 2, 900), 170, 13);
         byte[][] p = new byte[3][];
         int[] first = new int[3];
-        sendWithRank2sPacket1Lost(h, f, new Random(25), p, first);
+        sendWithRank2sPacket1Lost(h, f, new Random(25), 900, 4, p, first);
         assertEquals(0, h.lastBytes.size(), "result 3 held");
         assertEquals(6, h.count(SwitchCounters.Counter.PACKETS_OUT), "results 0 and 2 (past the gap) to every receiver");
         assertEquals(1, h.count(SwitchCounters.Counter.RESULTS_HELD));
@@ -370,7 +370,7 @@ class AggregationEngineTest {
         RingFixture f = h.ring(fp32(26, 3, 2, 900), 180, 14);
         byte[][] p = new byte[3][];
         int[] first = new int[3];
-        sendWithRank2sPacket1Lost(h, f, new Random(26), p, first);
+        sendWithRank2sPacket1Lost(h, f, new Random(26), 900, 4, p, first);
         h.sendRaw(f, f.successor(2), ackTo(f, 2, first[2], 3));
         List<ByteBuffer> again = f.message(2, 0, p[2], first[2], false);
         h.sendRaw(f, 2, again.get(3));
@@ -383,22 +383,27 @@ class AggregationEngineTest {
     }
 
     /**
-     * Every rank of a 3-rank ring sends message 0 (900 bytes: 4 packets), except rank 2's
-     * packet 1, lost; fills each rank's payload into {@code p} and first PSN into {@code first}.
+     * Every rank of a 3-rank ring sends message 0 of {@code payload} bytes ({@code packets}
+     * packets), except rank 2's packet 1, lost; fills each rank's payload into {@code p} and
+     * first PSN into {@code first}, and returns every rank's packets.
      */
-    private static void sendWithRank2sPacket1Lost(Harness h, RingFixture f, Random rnd, byte[][] p, int[] first) {
+    private static List<List<ByteBuffer>> sendWithRank2sPacket1Lost(Harness h, RingFixture f, Random rnd, int payload,
+                                                                   int packets, byte[][] p, int[] first) {
         List<List<ByteBuffer>> m = new ArrayList<>();
         for (int r = 0; r < 3; r++) {
-            p[r] = f.randomPayload(rnd, 900);
+            p[r] = f.randomPayload(rnd, payload);
             first[r] = f.nextPsn(r);
             m.add(f.message(r, 0, p[r]));
         }
-        assertEquals(4, m.get(0).size(), "the message needs four packets");
+        assertEquals(packets, m.get(0).size(), "packets of the message");
         h.sendAll(f, 0, m.get(0));
         h.sendAll(f, 1, m.get(1));
-        h.send(f, 2, m.get(2).get(0));
-        h.send(f, 2, m.get(2).get(2));
-        h.send(f, 2, m.get(2).get(3));
+        for (int j = 0; j < packets; j++) {
+            if (j != 1) {
+                h.send(f, 2, m.get(2).get(j));
+            }
+        }
+        return m;
     }
 
     @Test
@@ -727,22 +732,9 @@ class AggregationEngineTest {
         Harness h = new Harness();
         int payload = 600;
         RingFixture f = h.ring(fp32(23, 3, 2, payload), 150, 11);
-        Random rnd = new Random(23);
         byte[][] p = new byte[3][];
-        for (int r = 0; r < 3; r++) {
-            p[r] = f.randomPayload(rnd, payload);
-        }
         int[] first = new int[3];
-        List<List<ByteBuffer>> packets = new ArrayList<>();
-        for (int r = 0; r < 3; r++) {
-            first[r] = f.nextPsn(r);
-            packets.add(f.message(r, 0, p[r]));
-        }
-        assertEquals(3, packets.get(0).size(), "the message needs three packets");
-        h.sendAll(f, 0, packets.get(0));
-        h.sendAll(f, 1, packets.get(1));
-        h.send(f, 2, packets.get(2).get(0));
-        h.send(f, 2, packets.get(2).get(2)); // its middle packet was lost
+        List<List<ByteBuffer>> packets = sendWithRank2sPacket1Lost(h, f, new Random(23), payload, 3, p, first);
         assertEquals(0, h.count(MESSAGES_COMPLETED));
         for (int r = 0; r < 3; r++) {
             int expected = Psn.add(first[r], 1);
