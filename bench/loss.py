@@ -5,8 +5,9 @@ Each round runs every loss rate once, one after the other (every algorithm in th
 so that a slow spell of a shared machine hits all alike. Per algorithm and loss rate the
 table gives the median and range over rounds of the time per call, the goodput against the
 lossless run of the same round (lossless time / lossy time), the wire bytes per worker
-against the lossless run's, and the ACK timeouts and go-back-N retransmissions summed over
-rounds. Every result must be exact (the demo checks each against a reference).
+against the lossless run's, and, summed over rounds, the ACK timeouts, go-back-N
+retransmissions, tail probes, RNR NAKs received and packets receivers dropped as out of
+sequence. Every result must be exact (the demo checks each against a reference).
 
   bench/loss.py --rounds 5 --ranks 4 --size 16M --losses 0,0.0001,0.001,0.01
   bench/loss.py --netreduce 'java -jar old.jar' ...    # another build, for before/after
@@ -52,8 +53,9 @@ def main():
         results.append({loss: run(cmd, args, loss) for loss in losses})
         print(f"loss.py: round {r + 1}/{args.rounds} done", file=sys.stderr)
     print(f"P = {args.ranks}, {args.size}, {args.iters} calls per run, {args.rounds} rounds; median (range)")
-    print("| algorithm | loss | time per call, ms | goodput × lossless | wire × lossless | ACK timeouts | retransmitted |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| algorithm | loss | time per call, ms | goodput × lossless | wire × lossless | ACK timeouts | retransmitted "
+          "| tail probes | RNR NAKs | dropped out of sequence |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for a in args.algorithms.split(","):
         for loss in losses:
             times = [rd[loss][a]["time_us"] / 1e3 for rd in results]
@@ -61,9 +63,13 @@ def main():
             wire = [rd[loss][a]["wire_bytes_per_worker"] / rd[0.0][a]["wire_bytes_per_worker"] for rd in results]
             timeouts = sum(rd[loss][a].get("ack_timeouts", 0) for rd in results)
             retrans = sum(rd[loss][a]["retransmitted_packets"] for rd in results)
+            # Why it retransmitted, from the rows' transport counters (builds that have them).
+            def counter(name):
+                return sum(rd[loss][a].get("transport_counters", {}).get(name, 0) for rd in results)
             print(f"| {a} | {loss * 100:g} % | {statistics.median(times):.1f} ({min(times):.1f}–{max(times):.1f}) "
                   f"| {statistics.median(good):.2f} ({min(good):.2f}–{max(good):.2f}) "
-                  f"| {statistics.median(wire):.2f} | {timeouts} | {retrans} |")
+                  f"| {statistics.median(wire):.2f} | {timeouts} | {retrans} | {counter('tail_probes')} "
+                  f"| {counter('rnr_naks_received')} | {counter('drop_out_of_sequence')} |")
 
 
 if __name__ == "__main__":
