@@ -107,13 +107,13 @@ final class BenchRunner {
         }
     }
 
+    /** Floats of the figures {@link #combine} sums before the transport counters. */
+    private static final int STATS = 10;
+
     /**
      * Sums every rank's figures with an all-reduce (counts split into 20-bit halves so that
      * float sums stay exact) and builds the row rank 0 prints.
      */
-    /** Floats of the figures {@link #combine} sums before the transport counters. */
-    private static final int STATS = 10;
-
     private static Row combine(Communicator comm, FloatBuffer stats, RankResult r) {
         stats.clear();
         stats.put((float) r.timeUs());

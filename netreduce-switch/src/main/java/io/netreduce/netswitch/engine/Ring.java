@@ -126,7 +126,6 @@ final class Ring {
     private boolean started;
     private int newestMsg;
     /** The oldest result not yet sent in order: message and packet ({@link #emitInOrder}). */
-    private boolean frontierSet;
     private int frontierMsg;
     private int frontierPacket;
     /** A result past {@link #frontierPacket} went out since it became the in-order point. */
@@ -493,7 +492,7 @@ final class Ring {
             em.count(SwitchCounters.Counter.MESSAGES_COMPLETED);
         }
         int ahead = slotMsg[s] - frontierMsg;
-        if (!frontierSet || ahead < 0 || (ahead == 0 && j <= frontierPacket)) {
+        if (ahead < 0 || (ahead == 0 && j <= frontierPacket)) {
             emitInOrder(s, j, laneBytes, em);
         } else if (!pastFrontierSent) {
             // The first result past a missing packet: its receivers see the gap and NAK it
@@ -580,10 +579,9 @@ final class Ring {
         slotPackets[s] = packets;
         slotDone[s] = 0;
         slotClaimedNanos[s] = System.nanoTime();
-        if (!frontierSet || msg - frontierMsg < 0) {
+        if (!started || msg - frontierMsg < 0) {
             // The first message, or one older than every message claimed so far (its first
             // packets were lost while a later message's arrived): results start there.
-            frontierSet = true;
             frontierMsg = msg;
             frontierPacket = 0;
             pastFrontierSent = false;

@@ -15,8 +15,9 @@ import java.nio.channels.SocketChannel;
  * completed a receive holds the ACK it owes back for up to {@link AckHold#NANOS}: the
  * poller gets its completion a system call sooner, and if it answers on this queue pair the
  * ACK leaves in the same write as the reply. A later poll writes it once it is that old
- * (or once anything else is to be written), the device's fallback at once. A queue pair that only receives (a ring's link from its left neighbour) ACKs
- * at once: nothing of its own would carry the ACK, and its sender may be waiting to finish.
+ * (or once anything else is to be written), the device's fallback at once. A queue pair
+ * that only receives (a ring's link from its left neighbour) ACKs at once: nothing of its
+ * own would carry the ACK, and its sender may be waiting to finish.
  */
 final class PolledProgress implements TcpProgressDriver {
     private final TcpQueuePair qp;

@@ -373,16 +373,16 @@ final class TcpFrameReader {
         }
     }
 
-    /**
-     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls (and
-     * whatever is left in the inbox) so that the write side gets its turn. False if another
-     * thread holds the read side or nothing was there.
-     */
     /** Receives completed successfully so far (by whoever reads the socket). */
     long received() {
         return received;
     }
 
+    /**
+     * Polled progress: reads what the socket holds, at most {@link #READ_BURST} calls (and
+     * whatever is left in the inbox) so that the write side gets its turn. False if another
+     * thread holds the read side or nothing was there.
+     */
     boolean step(SocketChannel ch) {
         if (!claim.compareAndSet(false, true)) {
             return false;

@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What comes next: a pending ACK, then a pending NAK (the reader asks for them), then the
  * next request of the send queue. An ACK with a request ready behind it leaves in the same
- * gathering write as the request (one system call, as a reply that carries its ACK). One thread at a time owns the socket ({@link #socketBusy},
- * guarded by the queue pair's lock); the frame state below is that thread's.
+ * gathering write as the request (one system call, as a reply that carries its ACK). One
+ * thread at a time owns the socket ({@link #socketBusy}, guarded by the queue pair's lock);
+ * the frame state below is that thread's.
  */
 final class TcpFrameWriter {
     private static final Logger LOG = LoggerFactory.getLogger(TcpFrameWriter.class);
@@ -58,10 +59,10 @@ final class TcpFrameWriter {
     /**
      * A non-blocking write found the socket's buffer full: writers in polled progress wait
      * for {@code select} to report room ({@link #roomAgain}), which the kernel reports once a
-     * third of the buffer is free, as a blocking write sleeps until then. Writing again at
-     * every segment the peer acknowledges instead (a spinning poller) moved 1 MiB messages
-     * in many small system calls, each copying a few segments. Racy by design: a stale read
-     * costs one write that takes nothing, or one wake-up later.
+     * third of the buffer is free, as a blocking write sleeps until then, instead of a
+     * spinning poller writing again as soon as any segment drains (measured: the ring at
+     * 64 MiB over tcp, P = 2, 1.13x the busbw at 0.88x the CPU per byte). Racy by design: a
+     * stale read costs one write that takes nothing, or one wake-up later.
      */
     private volatile boolean awaitingRoom;
 

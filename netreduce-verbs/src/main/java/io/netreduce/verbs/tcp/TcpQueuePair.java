@@ -314,12 +314,12 @@ final class TcpQueuePair implements QueuePair {
         return sendTransmitNext < sendPosted;
     }
 
-    /** Racy: for pollers deciding whether to look at the socket at all. */
     /** Whether this queue pair has ever been asked to send: it carries requests both ways. */
     boolean hasSent() {
         return sendPosted != 0;
     }
 
+    /** Racy: for pollers deciding whether to look at the socket at all. */
     boolean hasUntransmitted() {
         return sendTransmitNext < sendPosted;
     }
