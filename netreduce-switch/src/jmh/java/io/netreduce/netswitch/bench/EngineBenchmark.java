@@ -23,19 +23,21 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The aggregation engine alone, one thread: packets per second through
- * {@link AggregationEngine#process} for P ranks at 1 KiB of payload per packet (MTU 1024),
- * ranks in lockstep so every P-th packet completes an aggregation and emits P result
- * packets (ICRC verified on input, recomputed on every output). One invocation pushes a
- * precrafted stream of {@value #MESSAGES} messages (2 MiB, about what a data plane's reused
- * receive buffers keep in cache); each invocation starts from a fresh ring because msgIds
- * must keep increasing. On a shared machine prefer {@link EngineProfile}, which reports CPU
- * time next to wall time.
+ * {@link AggregationEngine#process} for P ranks at 1 KiB of payload per packet (MTU 1024;
+ * {@code -Dengine.mtu=4096} for the data plane's default), ranks in lockstep so every P-th
+ * packet completes an aggregation and emits P result packets (ICRC verified on input,
+ * recomputed on every output). One invocation pushes a precrafted stream of
+ * {@value #MESSAGES} messages laid out in one direct buffer, as a data plane's reused
+ * receive buffer holds them (2 MiB at MTU 1024); each invocation starts from a fresh ring
+ * because msgIds must keep increasing. On a shared machine prefer {@link EngineProfile},
+ * which reports CPU time next to wall time.
  *
  * <p>Run: {@code mvn -pl netreduce-switch exec:exec -Dexec.classpathScope=test -Dexec.executable=java
  * -Dexec.args="-cp %classpath org.openjdk.jmh.Main EngineBenchmark"} (JMH's forks need a real
@@ -50,7 +52,7 @@ import java.util.concurrent.TimeUnit;
 public class EngineBenchmark {
     static final int MESSAGES = 64;
     static final int PACKETS_PER_MESSAGE = 8;
-    static final int MTU = 1024;
+    static final int MTU = Integer.getInteger("engine.mtu", 1024);
     static final int RANKS = 4;
     static final int OPS = MESSAGES * PACKETS_PER_MESSAGE * RANKS;
     private final int ranks = RANKS;
@@ -59,7 +61,10 @@ public class EngineBenchmark {
     public String dtype;
 
     private RingFixture fixture;
-    private ByteBuffer[] packets;
+    /** The whole stream in one direct buffer, as a data plane's reused receive buffer holds it. */
+    private ByteBuffer stream;
+    private int[] offsets;
+    private int[] lengths;
     private int[] sources;
     private AggregationEngine engine;
     private final OutputBatch out = new OutputBatch(256, true);
@@ -70,8 +75,10 @@ public class EngineBenchmark {
         fixture = new RingFixture(c, 10, 1);
         Random rnd = new Random(1);
         int total = MESSAGES * PACKETS_PER_MESSAGE * ranks;
-        packets = new ByteBuffer[total];
+        offsets = new int[total];
+        lengths = new int[total];
         sources = new int[total];
+        List<ByteBuffer> crafted = new ArrayList<>();
         @SuppressWarnings("unchecked")
         List<ByteBuffer>[] perRank = new List[ranks];
         int k = 0;
@@ -81,13 +88,23 @@ public class EngineBenchmark {
             }
             for (int j = 0; j < PACKETS_PER_MESSAGE; j++) {
                 for (int r = 0; r < ranks; r++) {
-                    ByteBuffer heap = perRank[r].get(j);
-                    ByteBuffer d = ByteBuffer.allocateDirect(heap.capacity());
-                    d.put(0, heap, 0, heap.capacity());
-                    packets[k] = d;
+                    crafted.add(perRank[r].get(j));
                     sources[k++] = fixture.ip[r];
                 }
             }
+        }
+        int bytes = 0;
+        for (ByteBuffer p : crafted) {
+            bytes += p.capacity();
+        }
+        stream = ByteBuffer.allocateDirect(bytes);
+        int at = 0;
+        for (int i = 0; i < total; i++) {
+            ByteBuffer p = crafted.get(i);
+            stream.put(at, p, 0, p.capacity());
+            offsets[i] = at;
+            lengths[i] = p.capacity();
+            at += p.capacity();
         }
     }
 
@@ -121,9 +138,9 @@ public class EngineBenchmark {
         OutputBatch o = out;
         AggregationEngine e = engine;
         int emitted = 0;
-        for (int i = 0; i < packets.length; i++) {
-            ByteBuffer p = packets[i];
-            e.process(sources[i], p, 0, p.capacity(), o);
+        ByteBuffer in = stream;
+        for (int i = 0; i < offsets.length; i++) {
+            e.process(sources[i], in, offsets[i], lengths[i], o);
             if (o.remaining() < RingConfig.MAX_RANKS + 1) {
                 emitted += o.size();
                 o.clear();
