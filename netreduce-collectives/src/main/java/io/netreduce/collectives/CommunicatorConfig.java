@@ -78,14 +78,16 @@ public final class CommunicatorConfig {
     static final int MIN_AUTO_SMALL_TENSOR_BYTES = 16 * 1024;
     static final int MAX_AUTO_SMALL_TENSOR_BYTES = 256 * 1024;
     /**
-     * Netreduce's default window and message size: 8 messages of 128 KiB in flight per rank,
-     * 2 MiB of switch memory per rank (2N messages). Measured through the software switch at
-     * 64 MiB (docs/benchmarks.md, "Netreduce's window"): 16 KiB × 4 left the ranks waiting on
-     * round trips, 2.6× slower at P = 2 and P = 4 with 2.5× the CPU per byte; 64 and 128 KiB ×
-     * 8 were level at P = 4, 128 KiB ahead at P = 2; a window of 16 gained nothing.
+     * Netreduce's default window and message size: 4 messages of 256 KiB in flight per rank,
+     * 2 MiB of switch memory per rank (2N messages), 256 PSNs at MTU 4096. Measured through
+     * the software switch (docs/benchmarks.md, "Netreduce's window"): against the former 8 ×
+     * 128 KiB (the same switch memory and PSNs in flight), 1.03-1.20x the busbw at 64 MiB and
+     * P = 4 at 0.81-0.93x the CPU per byte, 1.05x at P = 2 at 0.87x, level at 8 MiB; 4 × 512 KiB
+     * and 8 × 256 KiB were slower. Earlier: 16 KiB × 4 left the ranks waiting on round trips
+     * (2.6x slower), a window of 16 gained nothing.
      */
-    public static final int DEFAULT_WINDOW = 8;
-    public static final int DEFAULT_MESSAGE_BYTES = 128 * 1024;
+    public static final int DEFAULT_WINDOW = 4;
+    public static final int DEFAULT_MESSAGE_BYTES = 256 * 1024;
     /**
      * The ring's default window and message size: 4 messages of 256 KiB in flight per rank
      * (1 MiB, 256 PSNs at MTU 4096). Measured at 64 MiB against the former 8 × 1 MiB
