@@ -5,8 +5,9 @@ Each variant is NAME=ARGS, where ARGS are `netreduce bench` arguments, optionall
 environment settings (KEY=VALUE ...) for the run; every round runs every variant once, one
 after the other, so that a slow spell of a shared machine hits all alike. The table gives,
 per variant and size, the median and range over rounds of the in-place time per call,
-busbw and the workers' CPU per GB, and each variant's busbw and CPU against the first
-variant's in the same round.
+busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
+variant's in the same round, and its out-of-place busbw against its in-place busbw of the
+same run.
 
   bench/rounds.py --rounds 3 \\
     'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\
@@ -41,7 +42,11 @@ def run(spec):
         r = row["in_place"]
         if r["wrong"] != 0:
             sys.exit(f"rounds.py: {name}: {r['wrong']} wrong elements at {row['size']} B")
-        rows[row["size"]] = {"time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"]}
+        o = row["out_of_place"]
+        if o["wrong"] != 0:
+            sys.exit(f"rounds.py: {name}: {o['wrong']} wrong elements out of place at {row['size']} B")
+        rows[row["size"]] = {"time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"],
+                             "out_busbw": o["busbw_gbps"]}
     return name, rows
 
 
@@ -71,8 +76,9 @@ def main():
     first = names[0]
     print(f"{a.rounds} interleaved rounds, in place, median (range)")
     print()
-    print(f"| variant | size | time µs | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(f"| variant | size | time µs | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU "
+          "| out of place busbw × in place |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for name in names:
         for size in rounds[0][name]:
             res = [r[name][size] for r in rounds]
@@ -81,7 +87,7 @@ def main():
             cvs = "" if name == first else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
             print(f"| {name} | {human(size)} | {spread([x['time_us'] for x in res], '%.1f')} "
                   f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "
-                  f"| {cvs} |")
+                  f"| {cvs} | {spread([x['out_busbw'] / x['busbw'] for x in res], '%.2f')} |")
 
 
 if __name__ == "__main__":
