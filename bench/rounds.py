@@ -7,7 +7,7 @@ after the other, so that a slow spell of a shared machine hits all alike. The ta
 per variant and size, the median and range over rounds of the in-place time per call,
 busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
 variant's in the same round, and its out-of-place busbw against its in-place busbw of the
-same run.
+same run; for netreduce, the switch data plane's CPU per GB over the same calls.
 
   bench/rounds.py --rounds 3 \\
     'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\
@@ -46,7 +46,7 @@ def run(spec):
         if o["wrong"] != 0:
             sys.exit(f"rounds.py: {name}: {o['wrong']} wrong elements out of place at {row['size']} B")
         rows[row["size"]] = {"time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"],
-                             "out_busbw": o["busbw_gbps"]}
+                             "out_busbw": o["busbw_gbps"], "switch_cpu": r.get("switch_cpu_s_per_gb")}
     return name, rows
 
 
@@ -77,8 +77,8 @@ def main():
     print(f"{a.rounds} interleaved rounds, in place, median (range)")
     print()
     print(f"| variant | size | time µs | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU "
-          "| out of place busbw × in place |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "| out of place busbw × in place | switch CPU s/GB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         for size in rounds[0][name]:
             res = [r[name][size] for r in rounds]
@@ -87,7 +87,8 @@ def main():
             cvs = "" if name == first else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
             print(f"| {name} | {human(size)} | {spread([x['time_us'] for x in res], '%.1f')} "
                   f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "
-                  f"| {cvs} | {spread([x['out_busbw'] / x['busbw'] for x in res], '%.2f')} |")
+                  f"| {cvs} | {spread([x['out_busbw'] / x['busbw'] for x in res], '%.2f')} "
+                  f"| {spread(sw, '%.3f') if (sw := [x['switch_cpu'] for x in res if x['switch_cpu'] is not None]) else ''} |")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
 import io.netreduce.cli.allreduce.Progress;
 import io.netreduce.cli.allreduce.RankResult;
+import io.netreduce.cli.allreduce.SwitchCpu;
 import io.netreduce.cli.allreduce.Results;
 import io.netreduce.cli.allreduce.RunChecks;
 import io.netreduce.cli.allreduce.Row;
@@ -102,13 +103,14 @@ final class BenchRunner {
             WorkerCommand.WorkerSetup.refuseFallback(comm, o.algorithm);
             joinedSize = comm.size();
             FloatBuffer stats = FloatBuffer.allocate(STATS + 2 * Counter.values().length);
-            new WorkerLoop(comm, workload, r -> rows.add(combine(comm, stats, r))).run(o.algorithm);
+            new WorkerLoop(comm, workload, SwitchCpu.of(b.build()), r -> rows.add(combine(comm, stats, r)))
+                    .run(o.algorithm);
             return comm.rank() == 0 ? rows : null;
         }
     }
 
     /** Floats of the figures {@link #combine} sums before the transport counters. */
-    private static final int STATS = 10;
+    private static final int STATS = 12;
 
     /**
      * Sums every rank's figures with an all-reduce (counts split into 20-bit halves so that
@@ -122,6 +124,10 @@ final class BenchRunner {
         putSplit(stats, r.retransmittedPackets());
         putSplit(stats, r.ackTimeouts());
         stats.put((float) (r.cpuSeconds() * 1e6));
+        // Rank 0's reading of the switch, if any: the others add nothing, and the count says whether it was read.
+        boolean switchRead = !Double.isNaN(r.switchCpuSeconds());
+        stats.put(switchRead ? (float) (r.switchCpuSeconds() * 1e6) : 0f);
+        stats.put(switchRead ? 1f : 0f);
         for (Counter c : Counter.values()) {
             putSplit(stats, r.transportCounters().getOrDefault(RankResult.counterName(c), 0L));
         }
@@ -134,6 +140,7 @@ final class BenchRunner {
         long retrans = getSplit(stats, 5);
         long timeouts = getSplit(stats, 7);
         double cpu = stats.get(9) / 1e6 / p;
+        double switchCpu = stats.get(11) > 0 ? stats.get(10) / 1e6 : Double.NaN;
         Map<String, Long> counters = new TreeMap<>();
         for (Counter c : Counter.values()) {
             long n = getSplit(stats, STATS + 2 * c.ordinal());
@@ -144,7 +151,7 @@ final class BenchRunner {
         double algbw = r.bytes() / (time * 1e3);
         return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), r.iterations(), time, algbw,
                 algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, timeouts, cpu, Row.perGb(cpu, r.bytes()),
-                counters);
+                counters).withSwitchCpu(switchCpu);
     }
 
     private static void putSplit(FloatBuffer b, long v) {

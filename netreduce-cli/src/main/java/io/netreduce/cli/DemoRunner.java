@@ -87,9 +87,10 @@ final class DemoRunner {
             lines.add(String.format(Locale.ROOT, "traffic per worker per all-reduce: netreduce %s vs ring %s "
                             + "(%.2fx; tensor %s)", mb(a.wireBytesPerWorker()), mb(b.wireBytesPerWorker()),
                     (double) a.wireBytesPerWorker() / Math.max(1, b.wireBytesPerWorker()), mb(a.size())));
-            lines.add(String.format(Locale.ROOT, "CPU per rank: netreduce %.3f s/GB vs ring %.3f s/GB (%.2fx), "
-                            + "the switch's own CPU not included", a.cpuSPerGb(), b.cpuSPerGb(),
-                    a.cpuSPerGb() / b.cpuSPerGb()));
+            String switchCpu = a.switchCpuSPerGb() == null ? "the switch's own CPU not known"
+                    : String.format(Locale.ROOT, "the switch's data plane besides: %.3f s/GB", a.switchCpuSPerGb());
+            lines.add(String.format(Locale.ROOT, "CPU per rank: netreduce %.3f s/GB vs ring %.3f s/GB (%.2fx); %s",
+                    a.cpuSPerGb(), b.cpuSPerGb(), a.cpuSPerGb() / b.cpuSPerGb(), switchCpu));
         }
         long retrans = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::retransmittedPackets).sum();
         long timeouts = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::ackTimeouts).sum();

@@ -2,6 +2,7 @@ package io.netreduce.cli;
 
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
 import io.netreduce.cli.allreduce.RankResult;
+import io.netreduce.cli.allreduce.SwitchCpu;
 import io.netreduce.cli.allreduce.WorkerLoop;
 import io.netreduce.cli.allreduce.Workload;
 import io.netreduce.cli.launch.ParentWatchdog;
@@ -109,7 +110,7 @@ public final class WorkerCommand implements Callable<Integer> {
             CommunicatorConfig config = b.build();
             try (Communicator comm = Collectives.open(config)) {
                 WorkerSetup.refuseFallback(comm, algorithm);
-                new WorkerLoop(comm, workload, r -> {
+                new WorkerLoop(comm, workload, SwitchCpu.of(config), r -> {
                     out.println(RankResult.PREFIX + Json.line(r));
                     out.flush();
                 }).run(algorithm);

@@ -19,10 +19,14 @@ import java.util.Map;
  *                       where the JVM cannot tell
  * @param transportCounters every transport counter that moved over the timed loop, summed over
  *                       this worker's queue pairs, by its lower-case name ({@code rnr_naks_received})
+ * @param switchCpuSeconds the switch data plane's CPU time per all-reduce over the timed loop,
+ *                       read by rank 0 from the switch's metrics ({@link SwitchCpu}); NaN on
+ *                       other ranks, for other algorithms, or where it cannot be read
  */
 public record RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
                          double timeUs, long wrong, long wireBytesSent, long retransmittedPackets,
-                         long ackTimeouts, double cpuSeconds, Map<String, Long> transportCounters) {
+                         long ackTimeouts, double cpuSeconds, Map<String, Long> transportCounters,
+                         double switchCpuSeconds) {
     public RankResult {
         transportCounters = transportCounters == null ? Map.of() : Map.copyOf(transportCounters);
     }
@@ -32,12 +36,20 @@ public record RankResult(int rank, String algorithm, long bytes, long count, boo
         return c.name().toLowerCase(Locale.ROOT);
     }
 
-    /** Without transport counters. */
+    /** Without the switch's CPU. */
+    public RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
+                      double timeUs, long wrong, long wireBytesSent, long retransmittedPackets, long ackTimeouts,
+                      double cpuSeconds, Map<String, Long> transportCounters) {
+        this(rank, algorithm, bytes, count, inPlace, iterations, timeUs, wrong, wireBytesSent, retransmittedPackets,
+                ackTimeouts, cpuSeconds, transportCounters, Double.NaN);
+    }
+
+    /** Without transport counters or the switch's CPU. */
     public RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
                       double timeUs, long wrong, long wireBytesSent, long retransmittedPackets, long ackTimeouts,
                       double cpuSeconds) {
         this(rank, algorithm, bytes, count, inPlace, iterations, timeUs, wrong, wireBytesSent, retransmittedPackets,
-                ackTimeouts, cpuSeconds, Map.of());
+                ackTimeouts, cpuSeconds, Map.of(), Double.NaN);
     }
 
     /** Prefix of result lines on a worker's stdout. */

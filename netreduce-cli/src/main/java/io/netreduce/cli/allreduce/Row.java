@@ -1,5 +1,6 @@
 package io.netreduce.cli.allreduce;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 import java.util.Map;
@@ -10,12 +11,38 @@ import java.util.TreeMap;
  * nccl-tests does: time averaged over ranks, #wrong summed over ranks; and the CPU a rank's
  * process spent per call (mean over ranks) and per GB of tensor, the efficiency figure
  * that does not depend on the machine's other load; and every transport counter that moved,
- * summed over ranks (RNR NAKs, sequence NAKs, tail probes, out-of-sequence drops...).
+ * summed over ranks (RNR NAKs, sequence NAKs, tail probes, out-of-sequence drops...). For
+ * netreduce, the switch data plane's CPU per call and per GB beside the ranks' (null, and left
+ * out of the JSON, for other algorithms or where the switch's metrics cannot be read).
  */
 public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
                   int iterations, double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
                   long retransmittedPackets, long ackTimeouts, @JsonProperty("cpu_s_per_call") double cpuSPerCall,
-                  @JsonProperty("cpu_s_per_gb") double cpuSPerGb, Map<String, Long> transportCounters) {
+                  @JsonProperty("cpu_s_per_gb") double cpuSPerGb, Map<String, Long> transportCounters,
+                  @JsonProperty("switch_cpu_s_per_call") @JsonInclude(JsonInclude.Include.NON_NULL)
+                  Double switchCpuSPerCall,
+                  @JsonProperty("switch_cpu_s_per_gb") @JsonInclude(JsonInclude.Include.NON_NULL)
+                  Double switchCpuSPerGb) {
+
+    /** Without the switch's CPU. */
+    public Row(String algorithm, long size, long count, String type, String redop, boolean inPlace, int iterations,
+               double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
+               long retransmittedPackets, long ackTimeouts, double cpuSPerCall, double cpuSPerGb,
+               Map<String, Long> transportCounters) {
+        this(algorithm, size, count, type, redop, inPlace, iterations, timeUs, algbwGbps, busbwGbps, wrong,
+                wireBytesPerWorker, retransmittedPackets, ackTimeouts, cpuSPerCall, cpuSPerGb, transportCounters,
+                null, null);
+    }
+
+    /** The switch's CPU per call and per GB from seconds per call, both null when that is NaN. */
+    public Row withSwitchCpu(double secondsPerCall) {
+        if (Double.isNaN(secondsPerCall)) {
+            return this;
+        }
+        return new Row(algorithm, size, count, type, redop, inPlace, iterations, timeUs, algbwGbps, busbwGbps, wrong,
+                wireBytesPerWorker, retransmittedPackets, ackTimeouts, cpuSPerCall, cpuSPerGb, transportCounters,
+                secondsPerCall, perGb(secondsPerCall, size));
+    }
 
     /** Without transport counters. */
     public Row(String algorithm, long size, long count, String type, String redop, boolean inPlace, int iterations,
@@ -53,9 +80,11 @@ public record Row(String algorithm, long size, long count, String type, String r
         for (RankResult r : ranks) {
             r.transportCounters().forEach((name, n) -> counters.merge(name, n, Long::sum));
         }
+        double switchCpu = ranks.stream().mapToDouble(RankResult::switchCpuSeconds).filter(x -> !Double.isNaN(x))
+                .findFirst().orElse(Double.NaN);
         return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(),
                 first.iterations(), time,
                 algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, timeouts, cpu, perGb(cpu, first.bytes()),
-                counters);
+                counters).withSwitchCpu(switchCpu);
     }
 }

@@ -39,14 +39,21 @@ public final class WorkerLoop {
     private final Communicator comm;
     private final Workload workload;
     private final Consumer<RankResult> results;
+    private final SwitchCpu switchCpu;
     private final FloatBuffer input;
     private final FloatBuffer output;
     /** Rank 0's decision on a size's timed and extra warm-up calls, broadcast to the others. */
     private final FloatBuffer counts = ByteBuffer.allocateDirect(8).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
 
     public WorkerLoop(Communicator comm, Workload workload, Consumer<RankResult> results) {
+        this(comm, workload, SwitchCpu.NONE, results);
+    }
+
+    /** @param switchCpu the switch whose data-plane CPU rank 0 reports beside its own ({@link SwitchCpu#of}) */
+    public WorkerLoop(Communicator comm, Workload workload, SwitchCpu switchCpu, Consumer<RankResult> results) {
         this.comm = comm;
         this.workload = workload;
+        this.switchCpu = comm.rank() == 0 ? switchCpu : SwitchCpu.NONE;
         this.results = results;
         int maxBytes = (int) workload.maxSize();
         this.input = ByteBuffer.allocateDirect(maxBytes).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
@@ -136,6 +143,9 @@ public final class WorkerLoop {
         if (inPlace) {
             Reference.fill(input, rank, count);
         }
+        // Read before the barrier (the others' first packets must not reach the switch before
+        // it) and after this rank's clocks stop: the HTTP round trip is not the collective's.
+        long switchBefore = switchCpu.nanos();
         comm.barrier();
         long[] before = MeteredVerbsProvider.totals();
         long elapsed = 0;
@@ -158,6 +168,7 @@ public final class WorkerLoop {
             cpu = Math.max(0, cpu - refillCpu);
         }
         long[] moved = MeteredVerbsProvider.totals();
+        long switchAfter = switchCpu.nanos();
         Map<String, Long> counters = new LinkedHashMap<>();
         for (Counter c : Counter.values()) {
             moved[c.ordinal()] -= before[c.ordinal()];
@@ -171,7 +182,7 @@ public final class WorkerLoop {
         double timeUs = elapsed / 1e3 / iterations;
         double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / iterations;
         return new RankResult(rank, algorithm, size, count, inPlace, iterations, timeUs, wrong, wire,
-                retrans, timeouts, cpuSeconds, counters);
+                retrans, timeouts, cpuSeconds, counters, SwitchCpu.perCall(switchBefore, switchAfter, iterations));
     }
 
     private void warmUp(int count, boolean inPlace, int calls) {

@@ -5,6 +5,7 @@ import io.netreduce.netswitch.engine.AggregationEngine;
 import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.netswitch.engine.SwitchCounters.Counter;
+import io.netreduce.wire.control.ControlPaths;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -70,9 +71,10 @@ final class Metrics {
         gauge(b, "netreduce_switch_aggregator_memory_free_bytes", "aggregator memory budget still free",
                 engine.memoryBudget() - used);
         gauge(b, "netreduce_switch_rings", "rings configured", engine.rings().size());
-        b.append("# HELP netreduce_switch_dataplane_cpu_seconds_total CPU time of the data-plane thread\n");
-        b.append("# TYPE netreduce_switch_dataplane_cpu_seconds_total counter\n");
-        b.append("netreduce_switch_dataplane_cpu_seconds_total ").append(dataPlaneCpuNanos() / 1e9).append('\n');
+        String cpu = ControlPaths.DATAPLANE_CPU_METRIC;
+        b.append("# HELP ").append(cpu).append(" CPU time of the data-plane thread\n");
+        b.append("# TYPE ").append(cpu).append(" counter\n");
+        b.append(cpu).append(' ').append(dataPlaneCpuNanos() / 1e9).append('\n');
         return b.toString();
     }
 

@@ -6,6 +6,8 @@ public final class ControlPaths {
     public static final String RINGS = "/rings";
     /** {@code GET}: Prometheus text format. */
     public static final String METRICS = "/metrics";
+    /** The {@link #METRICS} counter of the data-plane thread's CPU time, in seconds (what a benchmark reads beside its own). */
+    public static final String DATAPLANE_CPU_METRIC = "netreduce_switch_dataplane_cpu_seconds_total";
     /** The last path element of a ring's connections resource. */
     public static final String CONNECTIONS = "connections";
     /** The switch's default control-plane port. */
