@@ -85,10 +85,11 @@ def main():
             base = [r[first][size] for r in rounds]
             vs = "" if name == first else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
             cvs = "" if name == first else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
+            sw = [x["switch_cpu"] for x in res if x["switch_cpu"] is not None]
             print(f"| {name} | {human(size)} | {spread([x['time_us'] for x in res], '%.1f')} "
                   f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "
                   f"| {cvs} | {spread([x['out_busbw'] / x['busbw'] for x in res], '%.2f')} "
-                  f"| {spread(sw, '%.3f') if (sw := [x['switch_cpu'] for x in res if x['switch_cpu'] is not None]) else ''} |")
+                  f"| {spread(sw, '%.3f') if sw else ''} |")
 
 
 if __name__ == "__main__":

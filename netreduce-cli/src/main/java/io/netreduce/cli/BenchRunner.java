@@ -99,11 +99,12 @@ final class BenchRunner {
                 60).toBuilder().algorithm(o.algorithm);
         MeteredVerbsProvider.configure(o.transport, FaultPlan.NONE);
         List<Row> rows = new ArrayList<>();
-        try (Communicator comm = Collectives.open(b.build())) {
+        CommunicatorConfig config = b.build();
+        try (Communicator comm = Collectives.open(config)) {
             WorkerCommand.WorkerSetup.refuseFallback(comm, o.algorithm);
             joinedSize = comm.size();
             FloatBuffer stats = FloatBuffer.allocate(STATS + 2 * Counter.values().length);
-            new WorkerLoop(comm, workload, SwitchCpu.of(b.build()), r -> rows.add(combine(comm, stats, r)))
+            new WorkerLoop(comm, workload, SwitchCpu.of(config), r -> rows.add(combine(comm, stats, r)))
                     .run(o.algorithm);
             return comm.rank() == 0 ? rows : null;
         }

@@ -34,7 +34,7 @@ public record Row(String algorithm, long size, long count, String type, String r
                 null, null);
     }
 
-    /** The switch's CPU per call and per GB from seconds per call, both null when that is NaN. */
+    /** This row with the switch's CPU per call and per GB, from seconds per call; unchanged when that is unknown (NaN). */
     public Row withSwitchCpu(double secondsPerCall) {
         if (Double.isNaN(secondsPerCall)) {
             return this;

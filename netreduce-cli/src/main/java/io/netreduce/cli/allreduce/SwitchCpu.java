@@ -12,8 +12,8 @@ import org.slf4j.LoggerFactory;
  * The switch's data-plane CPU time, read from its control plane's metrics
  * ({@value ControlPaths#DATAPLANE_CPU_METRIC}) before and after a timed loop, so that a
  * netreduce row reports the switch's CPU per call beside the workers' (which never include
- * it). Only rank 0 reads it ({@link WorkerLoop}); a switch that cannot be read gives "unknown" with one warning, never
- * a wrong figure.
+ * it). Only rank 0 reads it ({@link WorkerLoop}); a switch that cannot be read gives
+ * "unknown" with one warning, never a wrong figure.
  */
 public final class SwitchCpu {
     /** Nothing to read: every sample is unknown. */

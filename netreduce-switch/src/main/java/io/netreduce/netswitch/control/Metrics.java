@@ -71,10 +71,8 @@ final class Metrics {
         gauge(b, "netreduce_switch_aggregator_memory_free_bytes", "aggregator memory budget still free",
                 engine.memoryBudget() - used);
         gauge(b, "netreduce_switch_rings", "rings configured", engine.rings().size());
-        String cpu = ControlPaths.DATAPLANE_CPU_METRIC;
-        b.append("# HELP ").append(cpu).append(" CPU time of the data-plane thread\n");
-        b.append("# TYPE ").append(cpu).append(" counter\n");
-        b.append(cpu).append(' ').append(dataPlaneCpuNanos() / 1e9).append('\n');
+        metric(b, ControlPaths.DATAPLANE_CPU_METRIC, "CPU time of the data-plane thread", "counter",
+                Double.toString(dataPlaneCpuNanos() / 1e9));
         return b.toString();
     }
 
@@ -93,14 +91,16 @@ final class Metrics {
     }
 
     private static void counter(StringBuilder b, String name, String help, long v) {
-        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        b.append("# TYPE ").append(name).append(" counter\n");
-        b.append(name).append(' ').append(v).append('\n');
+        metric(b, name, help, "counter", Long.toString(v));
     }
 
     private static void gauge(StringBuilder b, String name, String help, long v) {
+        metric(b, name, help, "gauge", Long.toString(v));
+    }
+
+    private static void metric(StringBuilder b, String name, String help, String type, String value) {
         b.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        b.append("# TYPE ").append(name).append(" gauge\n");
-        b.append(name).append(' ').append(v).append('\n');
+        b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+        b.append(name).append(' ').append(value).append('\n');
     }
 }

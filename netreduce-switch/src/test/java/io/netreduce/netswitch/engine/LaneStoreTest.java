@@ -52,15 +52,15 @@ class LaneStoreTest {
             ByteBuffer e = ByteBuffer.wrap(expected).order(order);
             for (int i = 0; i < bytes; i += 4) {
                 if (fp32) {
-                    float acc = lane(payloads[0], i, order).getFloat(i);
+                    float acc = lane(payloads[0], order).getFloat(i);
                     for (int r = 1; r < RANKS; r++) {
-                        acc += lane(payloads[r], i, order).getFloat(i);
+                        acc += lane(payloads[r], order).getFloat(i);
                     }
                     e.putFloat(i, acc);
                 } else {
                     int acc = 0;
                     for (int r = 0; r < RANKS; r++) {
-                        acc += lane(payloads[r], i, order).getInt(i);
+                        acc += lane(payloads[r], order).getInt(i);
                     }
                     e.putInt(i, acc);
                 }
@@ -71,7 +71,7 @@ class LaneStoreTest {
         }
     }
 
-    private static ByteBuffer lane(byte[] payload, int at, ByteOrder order) {
+    private static ByteBuffer lane(byte[] payload, ByteOrder order) {
         return ByteBuffer.wrap(payload).order(order);
     }
 }
