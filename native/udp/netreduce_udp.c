@@ -5,8 +5,11 @@
  *
  * Receive metadata, per message, 4 ints: payload length, source IPv4 (host order), source
  * port, segment size (GRO's gso_size, or the length when the kernel did not coalesce).
- * Send plan, per run: ip, port, segment size (0: one plain datagram), n, then n pairs of
- * (offset, length) into the send buffer; a run of n > 1 leaves as one GSO super-datagram.
+ * Send plan, per run: ip, port, segment size, the run's datagram count d, the iovec count n,
+ * then n iovecs of (address low 32 bits, address high 32 bits, length) in direct memory the
+ * caller keeps alive for the call: the run's bytes are the iovecs in order, and a run of
+ * d > 1 leaves as one GSO super-datagram cut every segment size bytes, so that a packet's
+ * headers, its payload in registered memory and its ICRC can each be an iovec of their own.
  * A waker (an eventfd) lets one thread end another's wait for a socket (awaitReadable0).
  */
 #define _GNU_SOURCE
@@ -19,6 +22,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef UDP_SEGMENT
@@ -32,7 +36,7 @@
 #endif
 
 #define MAX_MSGS 256
-#define MAX_IOVS 4096
+#define MAX_IOVS 8192
 #define CMSG_SPACE_INT CMSG_SPACE(sizeof(int))
 
 static int fail(void) { return -errno; }
@@ -129,11 +133,14 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_receive0(JNIEnv *env
     return n;
 }
 
-JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, jclass c, jint fd, jobject buffer,
-                                                                  jobject plan, jint runs, jint timeoutMillis) {
-    char *base = (*env)->GetDirectBufferAddress(env, buffer);
+JNIEXPORT jlong JNICALL Java_io_netreduce_wire_udp_NativeUdp_address0(JNIEnv *env, jclass c, jobject buffer) {
+    return (jlong) (intptr_t) (*env)->GetDirectBufferAddress(env, buffer);
+}
+
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, jclass c, jint fd, jobject plan,
+                                                                  jint runs, jint timeoutMillis) {
     int32_t *p = (*env)->GetDirectBufferAddress(env, plan);
-    if (base == NULL || p == NULL) return -EINVAL;
+    if (p == NULL) return -EINVAL;
     static __thread struct mmsghdr msgs[MAX_MSGS];
     static __thread struct iovec iov[MAX_IOVS];
     static __thread struct sockaddr_in to[MAX_MSGS];
@@ -143,7 +150,9 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, j
     while (sentRuns < runs) {
         int count = 0, iovs = 0, cursor = at;
         for (int r = sentRuns; r < runs && count < MAX_MSGS; r++) {
-            int n = p[cursor + 3];
+            int datagrams = p[cursor + 3];
+            int n = p[cursor + 4];
+            if (n > UIO_MAXIOV || n < 1) return sentRuns > 0 ? sentRuns : -EINVAL;
             if (iovs + n > MAX_IOVS) break;
             struct msghdr *h = &msgs[count].msg_hdr;
             memset(h, 0, sizeof *h);
@@ -156,11 +165,13 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, j
             h->msg_iov = &iov[iovs];
             h->msg_iovlen = n;
             for (int k = 0; k < n; k++) {
-                iov[iovs + k].iov_base = base + p[cursor + 4 + 2 * k];
-                iov[iovs + k].iov_len = (size_t) p[cursor + 5 + 2 * k];
+                const int32_t *e = &p[cursor + 5 + 3 * k];
+                uint64_t address = (uint64_t) (uint32_t) e[0] | (uint64_t) (uint32_t) e[1] << 32;
+                iov[iovs + k].iov_base = (void *) (uintptr_t) address;
+                iov[iovs + k].iov_len = (size_t) e[2];
             }
             int segment = p[cursor + 2];
-            if (n > 1 && segment > 0) {
+            if (datagrams > 1 && segment > 0) {
                 h->msg_control = control[count];
                 h->msg_controllen = CMSG_SPACE_INT;
                 struct cmsghdr *cm = CMSG_FIRSTHDR(h);
@@ -172,7 +183,7 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, j
                 h->msg_controllen = CMSG_SPACE(sizeof(uint16_t));
             }
             iovs += n;
-            cursor += 4 + 2 * n;
+            cursor += 5 + 3 * n;
             count++;
         }
         int done = 0;
@@ -190,7 +201,7 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, j
             done += s;
         }
         for (int k = 0; k < count; k++) {
-            at += 4 + 2 * p[at + 3];
+            at += 5 + 3 * p[at + 4];
         }
         sentRuns += count;
     }

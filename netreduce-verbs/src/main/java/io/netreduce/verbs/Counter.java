@@ -7,6 +7,7 @@ package io.netreduce.verbs;
 public enum Counter {
     PACKETS_SENT("packets sent, including retransmissions and ACKs"),
     BYTES_SENT("wire bytes sent (RoCE headers, payload, ICRC)"),
+    PAYLOADS_GATHERED("packets whose payload the socket gathered from registered memory, with no copy in user space"),
     PACKETS_RECEIVED("packets received and accepted"),
     BYTES_RECEIVED("wire bytes received and accepted"),
     MESSAGES_SENT("messages whose last packet was acknowledged"),

@@ -6,6 +6,7 @@ import io.netreduce.netswitch.engine.OutputBatch;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.wire.roce.Ipv4UdpHeader;
 import io.netreduce.wire.udp.NativeUdp;
+import io.netreduce.wire.udp.SendPlan;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.Inet4Address;
@@ -48,12 +49,12 @@ final class NativeDataPlane implements DataPlane {
     private final IntBuffer meta = ByteBuffer.allocateDirect(4 * NativeUdp.META_INTS * SLOTS)
             .order(ByteOrder.nativeOrder()).asIntBuffer();
     private final OutputBatch out = new OutputBatch(256, true);
-    private final IntBuffer plan = ByteBuffer.allocateDirect(4 * (256 * 6))
-            .order(ByteOrder.nativeOrder()).asIntBuffer();
+    /** Room for every datagram of a batch as a run of its own. */
+    private final SendPlan plan = new SendPlan(256 * 8);
+    private final long outAddress = NativeUdp.address(out.block());
     private final DestinationRuns runs;
     private final DestinationRuns.Sink planner = this::plan;
     private final Thread thread;
-    private int planned;
     private volatile boolean closed;
     private volatile long bursts;
     private volatile long writes;
@@ -131,12 +132,12 @@ final class NativeDataPlane implements DataPlane {
             return;
         }
         plan.clear();
-        planned = 0;
         runs.cut(out, planner);
-        int sent = NativeUdp.send(fd, out.block(), plan, planned, SEND_WAIT_MILLIS);
+        int planned = plan.runs();
+        int sent = plan.send(fd, SEND_WAIT_MILLIS);
         writes = writes + Math.max(0, sent);
         if (sent < planned) {
-            int lost = NativeUdp.datagramsFrom(plan, planned, Math.max(0, sent));
+            int lost = plan.datagramsFrom(Math.max(0, sent));
             counters.recordDrops(DropReason.SEND_FAILED, lost);
             LOG.debug("switch data plane: the socket took {} of {} runs ({}); {} datagrams dropped",
                     Math.max(0, sent), planned, sent < 0 ? NativeUdp.error(-sent) : "full", lost);
@@ -145,11 +146,11 @@ final class NativeDataPlane implements DataPlane {
     }
 
     private void plan(OutputBatch batch, int[] run, int length, int segment, int bytes, int ip, int port) {
-        plan.put(ip).put(port).put(length > 1 ? segment : 0).put(length);
+        plan.beginRun(ip, port, segment);
         for (int k = 0; k < length; k++) {
-            plan.put(batch.offset(run[k])).put(batch.length(run[k]));
+            plan.iovec(outAddress + batch.offset(run[k]), batch.length(run[k]));
         }
-        planned++;
+        plan.endRun(length);
     }
 
     @Override

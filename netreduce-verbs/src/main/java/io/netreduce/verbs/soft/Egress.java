@@ -79,6 +79,7 @@ abstract class Egress {
         }
         packetStart = batchStart + segments * segmentLength;
         packetLength = length;
+        beginPacket(segments);
         return packetStart;
     }
 
@@ -93,6 +94,54 @@ abstract class Egress {
             pcap.write(System.currentTimeMillis() * 1_000_000L, srcIp, dstIp, srcPort, dstPort, view, packetStart,
                     packetLength);
         }
+        queuePacket();
+    }
+
+    /**
+     * True if the packet begun next may leave its payload where it lies ({@link #commitGathered}):
+     * the socket gathers it, so no fault may change its bytes and no capture needs them in one piece.
+     */
+    boolean gathers() {
+        return false;
+    }
+
+    /**
+     * Seals the packet begun last, of which the caller wrote the first {@code headerLength}
+     * bytes into {@link #buffer()}, and whose payload is [{@code payloadOffset}, +{@code
+     * payloadLength}) of the direct buffer {@code payload} (at native address {@code
+     * payloadAddress}), where it stays until the packet is sent: the pad and the ICRC (over
+     * the header and the payload in place) follow the header in {@link #buffer()}. Only where
+     * {@link #gathers()}.
+     */
+    void commitGathered(int headerLength, ByteBuffer payload, long payloadAddress, int payloadOffset,
+                        int payloadLength) {
+        int pad = packetLength - headerLength - payloadLength - Icrc.LENGTH;
+        int trailer = packetStart + headerLength;
+        for (int i = 0; i < pad; i++) {
+            view.put(trailer + i, (byte) 0);
+        }
+        int value = icrc.computeGathered(srcIp, dstIp, srcPort, dstPort, view, packetStart, headerLength, payload,
+                payloadOffset, payloadLength, pad);
+        Icrc.store(view, trailer + pad, value);
+        gathered(segments, headerLength, payloadAddress + payloadOffset, payloadLength);
+        counters.increment(Counter.PAYLOADS_GATHERED);
+        queuePacket();
+    }
+
+    /** Packet {@code index} of the open batch begins (copied in, unless {@link #gathered} says otherwise). */
+    protected void beginPacket(int index) {
+    }
+
+    /**
+     * Notes that packet {@code index} of the open batch is its {@code headerLength} bytes in
+     * the batch, then the payload by reference, then the pad and ICRC right after the header.
+     */
+    protected void gathered(int index, int headerLength, long payloadAddress, int payloadLength) {
+        throw new UnsupportedOperationException("this egress copies every packet");
+    }
+
+    /** Counts the packet just sealed, applies injected faults, and adds it to its batch. */
+    private void queuePacket() {
         counters.increment(Counter.PACKETS_SENT);
         counters.add(Counter.BYTES_SENT, packetLength);
         if (faults.active()) {
@@ -107,6 +156,11 @@ abstract class Egress {
         if (!gso || packetLength < segmentLength) {
             closeBatch();
         }
+    }
+
+    /** True if this egress may gather payloads: no capture, and no fault that changes or moves a packet. */
+    protected boolean payloadsMayStayInPlace() {
+        return pcap == null && (!faults.active() || faults.onlyDrops());
     }
 
     /** Bytes of the open batch so far. */

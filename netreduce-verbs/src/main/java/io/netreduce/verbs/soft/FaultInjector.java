@@ -31,6 +31,11 @@ final class FaultInjector {
         return plan.duplicate() > 0 || plan.reorder() > 0;
     }
 
+    /** Whether the plan at most loses packets (no byte of a packet it lets through changes). */
+    boolean onlyDrops() {
+        return plan.corrupt() == 0 && !movesPackets();
+    }
+
     /** A bit set of the faults to apply to the next packet; DROP excludes the others. */
     int decide() {
         double l = random.nextDouble();

@@ -4,9 +4,8 @@ import io.netreduce.verbs.Counters;
 import io.netreduce.wire.roce.PcapWriter;
 import io.netreduce.wire.udp.GsoLimits;
 import io.netreduce.wire.udp.NativeUdp;
+import io.netreduce.wire.udp.SendPlan;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.IntBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,23 +14,31 @@ import org.slf4j.LoggerFactory;
  * one direct arena per queue pair, each queued as a run of a send plan, and {@link #send()}
  * hands the whole plan to one {@code sendmmsg} (every run of several packets one GSO
  * super-datagram), gathered straight from the arena: no buffer per batch, no copy after the
- * packet is built. A full arena or plan is sent early. What the socket does not take within
+ * packet is built. Where it {@link #gathers()}, a packet's payload is not copied into the
+ * arena at all: the plan names it where it lies in registered memory, between the packet's
+ * headers and its ICRC in the arena, and the kernel gathers the three (the requester keeps
+ * that memory unchanged until the send, as a NIC reads it by DMA). A full arena or plan is sent early. What the socket does not take within
  * {@link #SEND_WAIT_MILLIS} is lost as on a wire, and RC's retransmission recovers it.
  */
 final class NativeEgress extends Egress {
     /** Room for several windows of GSO batches. */
     static final int ARENA_BYTES = 1 << 20;
     static final int SEND_WAIT_MILLIS = 10;
-    private static final int PLAN_INTS = 4 * 1024;
+    private static final int PLAN_INTS = 16 * 1024;
     private static final Logger LOG = LoggerFactory.getLogger(NativeEgress.class);
 
     private final int fd;
     private final int hopIp;
     private final int hopPort;
     private final ByteBuffer arena = ByteBuffer.allocateDirect(ARENA_BYTES);
-    private final IntBuffer plan = ByteBuffer.allocateDirect(4 * PLAN_INTS).order(ByteOrder.nativeOrder()).asIntBuffer();
+    private final long arenaAddress = NativeUdp.address(arena);
+    private final SendPlan plan = new SendPlan(PLAN_INTS);
+    private final boolean gathers;
+    /** Per packet of the open batch: its header length if its payload stays in place (else 0), and where that payload is. */
+    private final int[] headerLengths = new int[GsoLimits.MAX_SEGMENTS];
+    private final long[] payloadAddresses = new long[GsoLimits.MAX_SEGMENTS];
+    private final int[] payloadLengths = new int[GsoLimits.MAX_SEGMENTS];
     private int used;
-    private int runs;
     private int heldStart = -1;
     private int heldLength;
 
@@ -41,18 +48,37 @@ final class NativeEgress extends Egress {
         this.fd = fd;
         this.hopIp = hopIp;
         this.hopPort = hopPort;
+        this.gathers = payloadsMayStayInPlace();
         for (int i = 0; i < ARENA_BYTES; i += 4096) {
             arena.put(i, (byte) 0); // fresh pages cost 11-14 us each at first touch: not on the data path
         }
     }
 
     @Override
+    boolean gathers() {
+        return gathers;
+    }
+
+    @Override
+    protected void gathered(int index, int headerLength, long payloadAddress, int payloadLength) {
+        headerLengths[index] = headerLength;
+        payloadAddresses[index] = payloadAddress;
+        payloadLengths[index] = payloadLength;
+    }
+
+    @Override
     protected void openBatch(int capacity) {
-        if (used + capacity > ARENA_BYTES || plan.remaining() < 4 + 2 * GsoLimits.MAX_SEGMENTS + 8) {
+        // Room for the batch's run and, if need be, a held-back packet's.
+        if (used + capacity > ARENA_BYTES || !plan.hasRoom(3 * GsoLimits.MAX_SEGMENTS + 2)) {
             send();
         }
         view = arena;
         batchStart = used;
+    }
+
+    @Override
+    protected void beginPacket(int index) {
+        headerLengths[index] = 0;
     }
 
     @Override
@@ -62,16 +88,23 @@ final class NativeEgress extends Egress {
 
     @Override
     protected void queueBatch() {
-        run(batchStart, segmentLength, segments, batchBytes());
-        consume();
-    }
-
-    private void run(int start, int segment, int count, int bytes) {
-        plan.put(hopIp).put(hopPort).put(count > 1 ? segment : 0).put(count);
-        for (int k = 0; k < count; k++) {
-            plan.put(start + k * segment).put(Math.min(segment, bytes - k * segment));
+        plan.beginRun(hopIp, hopPort, segmentLength);
+        long at = arenaAddress + batchStart;
+        int bytes = batchBytes();
+        for (int k = 0; k < segments; k++) {
+            int length = Math.min(segmentLength, bytes - k * segmentLength);
+            long packet = at + (long) k * segmentLength;
+            int header = headerLengths[k];
+            if (header == 0) {
+                plan.iovec(packet, length);
+            } else {
+                plan.iovec(packet, header);
+                plan.iovec(payloadAddresses[k], payloadLengths[k]);
+                plan.iovec(packet + header, length - header - payloadLengths[k]);
+            }
         }
-        runs++;
+        plan.endRun(segments);
+        consume();
     }
 
     /** Takes the open batch's bytes from the arena (whatever becomes of them). */
@@ -87,7 +120,7 @@ final class NativeEgress extends Egress {
 
     @Override
     protected void queueCopy() {
-        run(batchStart, batchBytes(), 1, batchBytes());
+        plan.contiguousRun(hopIp, hopPort, arenaAddress + batchStart, batchBytes(), 1, batchBytes());
     }
 
     @Override
@@ -100,7 +133,7 @@ final class NativeEgress extends Egress {
     @Override
     protected void releaseHeldBack() {
         if (heldStart >= 0) {
-            run(heldStart, heldLength, 1, heldLength);
+            plan.contiguousRun(hopIp, hopPort, arenaAddress + heldStart, heldLength, 1, heldLength);
             heldStart = -1;
         }
     }
@@ -113,10 +146,11 @@ final class NativeEgress extends Egress {
     @Override
     protected void send() {
         releaseHeldBack();
+        int runs = plan.runs();
         if (runs > 0) {
-            int sent = NativeUdp.send(fd, arena, plan, runs, SEND_WAIT_MILLIS);
+            int sent = plan.send(fd, SEND_WAIT_MILLIS);
             if (sent < runs) {
-                countUnsent(NativeUdp.datagramsFrom(plan, runs, Math.max(0, sent)));
+                countUnsent(plan.datagramsFrom(Math.max(0, sent)));
                 if (LOG.isDebugEnabled()) {
                     LOG.debug("soft egress: the socket took {} of {} batches ({}); RC retransmits the rest",
                             Math.max(0, sent), runs, sent < 0 ? NativeUdp.error(-sent) : "full");
@@ -124,7 +158,6 @@ final class NativeEgress extends Egress {
             }
         }
         plan.clear();
-        runs = 0;
         used = 0;
     }
 
@@ -132,7 +165,6 @@ final class NativeEgress extends Egress {
     void discard() {
         view = null;
         plan.clear();
-        runs = 0;
         used = 0;
         heldStart = -1;
     }

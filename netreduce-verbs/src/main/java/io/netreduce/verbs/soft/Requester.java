@@ -81,6 +81,8 @@ final class Requester {
     /** One past the highest PSN ever sent. */
     private int sentPsn;
     private int packetsSinceAckReq;
+    /** Where in its entry {@link #sgeHolding} found the payload. */
+    private int gatherSkip;
     private int retriesLeft;
     private int rnrRetriesLeft;
     /** PSN a sequence NAK already rewound to; a repeat of it is a duplicate, not news. */
@@ -235,13 +237,42 @@ final class Requester {
         if (Opcode.hasImmediate(opcode)) {
             immDt.wrap(b, at + Opcode.immediateOffset(opcode)).value(w.immediate);
         }
-        int dst = at + Bth.LENGTH + Opcode.extensionHeaderLength(opcode);
+        int headers = Bth.LENGTH + Opcode.extensionHeaderLength(opcode);
+        int dst = at + headers;
+        int sge = egress.gathers() ? sgeHolding(w.sgl, offset, payload) : -1;
+        if (sge >= 0) {
+            // The payload stays in registered memory: the socket gathers it between header and ICRC.
+            SoftMemoryRegion region = (SoftMemoryRegion) w.sgl.region(sge);
+            egress.commitGathered(headers, region.memory, region.nativeAddress(),
+                    w.sgl.offset(sge) + gatherSkip, payload);
+            return ackReq;
+        }
         gather(w.sgl, offset, b, dst, payload);
         for (int i = 0; i < pad; i++) {
             b.put(dst + payload + i, (byte) 0);
         }
         egress.commit();
         return ackReq;
+    }
+
+    /**
+     * The entry of the gather list that holds message bytes [offset, offset + length) whole
+     * (setting {@link #gatherSkip}), or -1 if they span entries (then they are copied).
+     */
+    private int sgeHolding(ScatterGatherList sgl, int offset, int length) {
+        int skip = offset;
+        for (int i = 0; i < sgl.count(); i++) {
+            int l = sgl.length(i);
+            if (skip < l) {
+                if (skip + length > l || length == 0) {
+                    return -1;
+                }
+                gatherSkip = skip;
+                return i;
+            }
+            skip -= l;
+        }
+        return -1;
     }
 
     /** Copies message bytes [offset, offset + length) from the gather list to {@code dst}. */

@@ -3,6 +3,7 @@ package io.netreduce.verbs.soft;
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.support.LocalRegion;
+import io.netreduce.wire.udp.NativeUdp;
 import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -23,6 +24,8 @@ final class SoftMemoryRegion implements LocalRegion {
     private final long address;
     private final Set<Access> access;
     private volatile boolean closed;
+    /** The buffer's native address, for sends that gather payloads in place (0 until first asked). */
+    private long nativeAddress;
 
     SoftMemoryRegion(SoftProtectionDomain pd, ByteBuffer buffer, Set<Access> access, int lkey, int rkey, long address) {
         this.pd = pd;
@@ -32,6 +35,16 @@ final class SoftMemoryRegion implements LocalRegion {
         this.rkey = rkey;
         this.address = address;
         this.access = access.isEmpty() ? Collections.emptySet() : Collections.unmodifiableSet(EnumSet.copyOf(access));
+    }
+
+    /** Where {@link #memory} starts in this process, for a send plan's iovecs (native I/O only). */
+    long nativeAddress() {
+        long a = nativeAddress;
+        if (a == 0) {
+            a = NativeUdp.address(memory);
+            nativeAddress = a;
+        }
+        return a;
     }
 
     SoftProtectionDomain pd() {

@@ -38,6 +38,31 @@ public final class Icrc {
     }
 
     /**
+     * ICRC of a RoCE datagram that lies in pieces, as a socket gathers it: its first {@code
+     * headerLength} bytes (BTH and extension headers) at {@code head[headOffset..]}, then the
+     * payload at {@code payload[payloadOffset, +payloadLength)}, then {@code pad} zero bytes
+     * and the ICRC. The same value as {@link #compute} over the assembled datagram.
+     */
+    public int computeGathered(int srcIp, int dstIp, int srcPort, int dstPort, ByteBuffer head, int headOffset,
+                               int headerLength, ByteBuffer payload, int payloadOffset, int payloadLength, int pad) {
+        if (headerLength < Bth.LENGTH) {
+            throw new IllegalArgumentException("RoCE headers of " + headerLength + " bytes are shorter than a BTH");
+        }
+        int length = headerLength + payloadLength + pad + LENGTH;
+        Ipv4UdpHeader.write(masked, 0, srcIp, dstIp, srcPort, dstPort, length);
+        for (int i = 0; i < Bth.LENGTH; i++) {
+            masked.put(Ipv4UdpHeader.LENGTH + i, head.get(headOffset + i));
+        }
+        startMasked();
+        update(head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
+        update(payload, payloadOffset, payloadLength);
+        for (int i = 0; i < pad; i++) {
+            crc.update(0);
+        }
+        return (int) crc.getValue();
+    }
+
+    /**
      * ICRC of a full IPv4 frame ({@code frame} holds IPv4 .. ICRC from {@code offset}), using
      * its own header fields; for verifying captures and test vectors.
      */
@@ -49,6 +74,13 @@ public final class Icrc {
     }
 
     private int computeMasked(ByteBuffer roce, int roceOffset, int roceLength) {
+        startMasked();
+        update(roce, roceOffset + Bth.LENGTH, roceLength - Bth.LENGTH - LENGTH);
+        return (int) crc.getValue();
+    }
+
+    /** Restarts the CRC over the LRH stand-in and the masked IPv4, UDP and BTH headers in {@link #masked}. */
+    private void startMasked() {
         masked.put(Ipv4UdpHeader.TOS_OFFSET, (byte) 0xFF);
         masked.put(Ipv4UdpHeader.TTL_OFFSET, (byte) 0xFF);
         masked.putShort(Ipv4UdpHeader.CHECKSUM_OFFSET, (short) 0xFFFF);
@@ -57,16 +89,15 @@ public final class Icrc {
         crc.reset();
         crc.update(LRH_STANDIN);
         crc.update(masked.array(), 0, MASKED_LENGTH);
-        int restStart = roceOffset + Bth.LENGTH;
-        int restLength = roceLength - Bth.LENGTH - LENGTH;
-        // Stream the rest straight from the caller's buffer (no duplicate, no copy), then
-        // put its position and limit back.
-        int position = roce.position();
-        int limit = roce.limit();
-        roce.limit(restStart + restLength).position(restStart);
-        crc.update(roce);
-        roce.limit(limit).position(position);
-        return (int) crc.getValue();
+    }
+
+    /** Streams [at, at + length) straight from the caller's buffer (no duplicate, no copy), then puts its position and limit back. */
+    private void update(ByteBuffer b, int at, int length) {
+        int position = b.position();
+        int limit = b.limit();
+        b.limit(at + length).position(at);
+        crc.update(b);
+        b.limit(limit).position(position);
     }
 
     /** Computes the ICRC and stores it, LSB first, in the datagram's last 4 bytes. */

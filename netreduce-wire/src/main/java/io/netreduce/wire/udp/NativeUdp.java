@@ -24,10 +24,13 @@ import org.slf4j.LoggerFactory;
  * <p>Receive metadata ({@link #receive}): per message four ints, payload length (negative if
  * the slot was too small and the datagram was cut), source IPv4 address, source port, and
  * the segment size of a GRO super-datagram (its length when the kernel did not coalesce).
- * Send plan ({@link #send}): per run the destination IPv4 address and port, the segment size
- * (0 for a single datagram), the count n, then n pairs of (offset, length) into the send
- * buffer; a run of more than one leaves as one GSO super-datagram, so every pair but the
- * last must be one segment long. Errors are negative errno values.
+ * Send plan ({@link #send}, written with {@link SendPlan}): per run the destination IPv4
+ * address and port, the segment size, the run's datagram count, the iovec count n, then n
+ * iovecs of (address, length) in direct memory ({@link #address}); the run's bytes are its
+ * iovecs in order, and a run of more than one datagram leaves as one GSO super-datagram cut
+ * every segment size bytes. So a packet's headers, its payload where it already lies
+ * (registered memory, a stored result) and its ICRC can be iovecs of their own: the kernel
+ * gathers them, nothing is copied in user space. Errors are negative errno values.
  */
 public final class NativeUdp {
     public static final String ENABLED_PROPERTY = "netreduce.native";
@@ -130,12 +133,21 @@ public final class NativeUdp {
     }
 
     /**
-     * Sends {@code runs} runs of {@code plan} from {@code buffer} (both direct), waiting up to
-     * {@code timeoutMillis} for room where the socket is full; returns the runs sent (fewer if
-     * the socket stayed full) or a negative errno.
+     * Sends {@code runs} runs of {@code plan} (direct), waiting up to {@code timeoutMillis}
+     * whenever the socket is full; returns how many runs the socket took (fewer if it stayed
+     * full), or a negative errno if it took none. The memory the plan's iovecs name must stay
+     * alive and unchanged for the call.
      */
-    public static int send(int fd, ByteBuffer buffer, IntBuffer plan, int runs, int timeoutMillis) {
-        return send0(fd, buffer, plan, runs, timeoutMillis);
+    public static int send(int fd, IntBuffer plan, int runs, int timeoutMillis) {
+        return send0(fd, plan, runs, timeoutMillis);
+    }
+
+    /** The address of a direct buffer's first byte, for iovecs in a send plan. */
+    public static long address(ByteBuffer direct) {
+        if (!direct.isDirect()) {
+            throw new IllegalArgumentException("a send plan can only name direct memory");
+        }
+        return address0(direct);
     }
 
     /** A waker (an eventfd) for {@link #awaitReadable} and {@link #wake}: its descriptor; close it with {@link #close}. */
@@ -161,20 +173,6 @@ public final class NativeUdp {
         return awaitReadable0(fd, waker, timeoutMillis);
     }
 
-    /** Datagrams in runs {@code first .. runs - 1} of {@code plan} (what a send that took {@code first} runs left). */
-    public static int datagramsFrom(IntBuffer plan, int runs, int first) {
-        int datagrams = 0;
-        int at = 0;
-        for (int r = 0; r < runs; r++) {
-            int count = plan.get(at + 3);
-            if (r >= first) {
-                datagrams += count;
-            }
-            at += 4 + 2 * count;
-        }
-        return datagrams;
-    }
-
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 
     private static native int localPort0(int fd);
@@ -192,5 +190,7 @@ public final class NativeUdp {
 
     private static native int awaitReadable0(int fd, int waker, int timeoutMillis);
 
-    private static native int send0(int fd, ByteBuffer buffer, IntBuffer plan, int runs, int timeoutMillis);
+    private static native int send0(int fd, IntBuffer plan, int runs, int timeoutMillis);
+
+    private static native long address0(ByteBuffer buffer);
 }

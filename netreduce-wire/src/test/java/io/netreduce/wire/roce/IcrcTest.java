@@ -108,4 +108,31 @@ class IcrcTest {
         icrc.write(0x0a000001, 0x0a000002, 0xc001, 4791, direct, 37 + 28, roceLen);
         assertTrue(icrc.verify(0x0a000001, 0x0a000002, 0xc001, 4791, direct, 37 + 28, roceLen));
     }
+
+    @Test
+    void aDatagramInPiecesHasTheIcrcOfTheAssembledOne() {
+        long seed = 23;
+        java.util.Random random = new java.util.Random(seed);
+        Icrc icrc = new Icrc();
+        for (int headerLength : new int[] {Bth.LENGTH, Bth.LENGTH + 16}) {
+            for (int payloadLength : new int[] {1, 3, 1024, 4093}) {
+                int pad = RoceFrame.padFor(payloadLength);
+                int length = headerLength + payloadLength + pad + Icrc.LENGTH;
+                ByteBuffer assembled = ByteBuffer.allocateDirect(length + 9);
+                byte[] header = new byte[headerLength];
+                byte[] payload = new byte[payloadLength];
+                random.nextBytes(header);
+                random.nextBytes(payload);
+                assembled.put(9, header).put(9 + headerLength, payload);
+                ByteBuffer head = ByteBuffer.allocateDirect(headerLength + 5).put(5, header);
+                ByteBuffer data = ByteBuffer.allocateDirect(payloadLength + 7).put(7, payload).position(2).limit(6);
+                int whole = icrc.compute(0x7f000001, 0x7f000002, 0xc001, 4791, assembled, 9, length);
+                int pieces = icrc.computeGathered(0x7f000001, 0x7f000002, 0xc001, 4791, head, 5, headerLength, data, 7,
+                        payloadLength, pad);
+                assertEquals(whole, pieces, "seed " + seed + ", " + headerLength + " + " + payloadLength);
+                assertEquals(2, data.position());
+                assertEquals(6, data.limit());
+            }
+        }
+    }
 }

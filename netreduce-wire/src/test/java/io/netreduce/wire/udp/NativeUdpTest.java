@@ -51,20 +51,25 @@ class NativeUdpTest {
             byte[] bytes = new byte[10_000 + 300];
             new Random(seed).nextBytes(bytes);
             ByteBuffer out = ByteBuffer.allocateDirect(bytes.length).put(0, bytes);
+            long base = NativeUdp.address(out);
             // Run 1: ten segments of 1000 bytes (the last 700), taken from the buffer in reverse order.
-            IntBuffer plan = ints(64);
-            plan.put(LOOPBACK).put(rxPort).put(1000).put(10);
+            SendPlan plan = new SendPlan(256);
+            plan.beginRun(LOOPBACK, rxPort, 1000);
             ByteArrayOutputStream expected = new ByteArrayOutputStream();
             for (int k = 0; k < 9; k++) {
-                plan.put((9 - k) * 1000).put(1000);
+                plan.iovec(base + (9 - k) * 1000, 1000);
                 expected.write(bytes, (9 - k) * 1000, 1000);
             }
-            plan.put(0).put(700);
+            plan.iovec(base, 700);
             expected.write(bytes, 0, 700);
+            plan.endRun(10);
             // Run 2: one datagram of 300 bytes.
-            plan.put(LOOPBACK).put(rxPort).put(0).put(1).put(10_000).put(300);
+            plan.contiguousRun(LOOPBACK, rxPort, base + 10_000, 300, 1, 300);
             expected.write(bytes, 10_000, 300);
-            assertEquals(2, NativeUdp.send(tx, out, plan, 2, 100));
+            assertEquals(2, plan.runs());
+            assertEquals(11, plan.datagramsFrom(0));
+            assertEquals(1, plan.datagramsFrom(1));
+            assertEquals(2, plan.send(tx, 100));
 
             ByteBuffer in = ByteBuffer.allocateDirect(4 * 65_536);
             IntBuffer meta = ints(4 * NativeUdp.META_INTS);
@@ -91,6 +96,62 @@ class NativeUdpTest {
             assertArrayEquals(expected.toByteArray(), got.toByteArray(), "seed " + seed);
             assertEquals(11, segments);
             assertTrue(messages < 11, "GRO coalesced nothing: " + messages + " messages");
+        } finally {
+            NativeUdp.close(rx);
+            NativeUdp.close(tx);
+        }
+    }
+
+    @Test
+    void aRunGathersEachDatagramFromSeveralBuffers() {
+        int rx = NativeUdp.open(LOOPBACK, 0, 1 << 20, 1 << 20, true);
+        int tx = NativeUdp.open(LOOPBACK, 0, 1 << 20, 1 << 20, false);
+        try {
+            int rxPort = NativeUdp.localPort(rx);
+            long seed = 11;
+            Random random = new Random(seed);
+            // Each datagram: a 12-byte header and a 4-byte trailer from one buffer, 984 bytes of payload from another.
+            int packets = 8;
+            byte[] small = new byte[16 * packets];
+            byte[] payload = new byte[984 * packets];
+            random.nextBytes(small);
+            random.nextBytes(payload);
+            ByteBuffer smallBuffer = ByteBuffer.allocateDirect(small.length).put(0, small);
+            ByteBuffer payloadBuffer = ByteBuffer.allocateDirect(payload.length).put(0, payload);
+            long s = NativeUdp.address(smallBuffer);
+            long p = NativeUdp.address(payloadBuffer);
+            SendPlan plan = new SendPlan(256);
+            plan.beginRun(LOOPBACK, rxPort, 1000);
+            ByteArrayOutputStream expected = new ByteArrayOutputStream();
+            for (int k = 0; k < packets; k++) {
+                // header k directly after trailer k - 1: the two merge into one iovec
+                plan.iovec(s + 16 * k, 12);
+                plan.iovec(p + 984 * k, 984);
+                plan.iovec(s + 16 * k + 12, 4);
+                expected.write(small, 16 * k, 12);
+                expected.write(payload, 984 * k, 984);
+                expected.write(small, 16 * k + 12, 4);
+            }
+            plan.endRun(packets);
+            assertEquals(1, plan.send(tx, 100));
+
+            ByteBuffer in = ByteBuffer.allocateDirect(65_536);
+            IntBuffer meta = ints(NativeUdp.META_INTS * packets);
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (got.size() < expected.size() && System.nanoTime() < deadline) {
+                int n = NativeUdp.receive(rx, in, 8192, packets, meta, 1000);
+                assertTrue(n >= 0, "errno " + -n);
+                for (int i = 0; i < n; i++) {
+                    int length = meta.get(NativeUdp.META_INTS * i);
+                    int segment = meta.get(NativeUdp.META_INTS * i + 3);
+                    assertTrue(segment == 1000, "segment " + segment + " of " + length);
+                    byte[] b = new byte[length];
+                    in.get(i * 8192, b);
+                    got.writeBytes(b);
+                }
+            }
+            assertArrayEquals(expected.toByteArray(), got.toByteArray(), "seed " + seed);
         } finally {
             NativeUdp.close(rx);
             NativeUdp.close(tx);
