@@ -48,10 +48,12 @@ final class NativeDataPlane implements DataPlane {
     private final ByteBuffer rx = ByteBuffer.allocateDirect(SLOT * SLOTS);
     private final IntBuffer meta = ByteBuffer.allocateDirect(4 * NativeUdp.META_INTS * SLOTS)
             .order(ByteOrder.nativeOrder()).asIntBuffer();
-    private final OutputBatch out = new OutputBatch(256, true);
-    /** Room for every datagram of a batch as a run of its own. */
-    private final SendPlan plan = new SendPlan(256 * 8);
+    private final OutputBatch out = new OutputBatch(256, true, true);
+    /** Room for every datagram of a batch as a run of its own, in three pieces. */
+    private final SendPlan plan = new SendPlan(256 * 16);
     private final long outAddress = NativeUdp.address(out.block());
+    private ByteBuffer lastPayload;
+    private long lastPayloadAddress;
     private final DestinationRuns runs;
     private final DestinationRuns.Sink planner = this::plan;
     private final Thread thread;
@@ -148,9 +150,22 @@ final class NativeDataPlane implements DataPlane {
     private void plan(OutputBatch batch, int[] run, int length, int segment, int bytes, int ip, int port) {
         plan.beginRun(ip, port, segment);
         for (int k = 0; k < length; k++) {
-            plan.iovec(outAddress + batch.offset(run[k]), batch.length(run[k]));
+            int i = run[k];
+            int headers = batch.headerLength(i);
+            // headers, then the sum where the ring keeps it, then the ICRC after the headers
+            plan.packet(outAddress + batch.offset(i), batch.length(i), headers,
+                    headers == 0 ? 0 : addressOf(batch.payload(i)) + batch.payloadOffset(i), batch.payloadLength(i));
         }
         plan.endRun(length);
+    }
+
+    /** The native address of a ring's result memory (one lookup per ring in a row: batches mostly hold one ring's). */
+    private long addressOf(ByteBuffer payload) {
+        if (payload != lastPayload) {
+            lastPayload = payload;
+            lastPayloadAddress = NativeUdp.address(payload);
+        }
+        return lastPayloadAddress;
     }
 
     @Override

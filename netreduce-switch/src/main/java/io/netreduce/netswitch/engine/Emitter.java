@@ -79,21 +79,48 @@ final class Emitter {
      * message's first packet ({@code contributions > 0}) the headers end with that
      * connection's INA header, which is marked as a result of {@code contributions} ranks.
      */
-    void emitStored(Route route, byte[] headers, int headerAt, int headerLength, byte[] data, int dataAt,
-                    int dataLength, int contributions) {
+    void emitStored(Route route, byte[] headers, int headerAt, int headerLength, LaneStore sums, int sumAt,
+                    int sumLength, int contributions) {
         ByteBuffer b = out.next();
         b.put(0, headers, headerAt, headerLength);
-        b.put(headerLength, data, dataAt, dataLength);
-        finish(route, b, headerLength, dataLength, contributions);
+        finishResult(route, b, headerLength, sums, sumAt, sumLength, contributions);
     }
 
     /** A result packet with the current datagram's own first {@code headerLength} bytes as headers (marked as above). */
-    void emitWithIncomingHeaders(Route route, int headerLength, byte[] data, int dataAt, int dataLength,
+    void emitWithIncomingHeaders(Route route, int headerLength, LaneStore sums, int sumAt, int sumLength,
                                  int contributions) {
         ByteBuffer b = out.next();
         b.put(0, in, inOffset, headerLength);
-        b.put(headerLength, data, dataAt, dataLength);
-        finish(route, b, headerLength, dataLength, contributions);
+        finishResult(route, b, headerLength, sums, sumAt, sumLength, contributions);
+    }
+
+    /**
+     * Completes a result packet whose headers are in {@code b}: the sum follows them, copied
+     * in, or where the batch {@link OutputBatch#gathers() gathers}, left in the lane store
+     * and named by address, with the ICRC right after the headers.
+     */
+    private void finishResult(Route route, ByteBuffer b, int headerLength, LaneStore sums, int sumAt, int sumLength,
+                              int contributions) {
+        if (contributions > 0) {
+            // The mark is what lets every host tell a complete aggregate from a packet that went around the switch.
+            InaHeader.markResult(b, headerLength - InaHeader.LENGTH, contributions);
+        }
+        int length = headerLength + sumLength + Icrc.LENGTH;
+        if (out.gathers()) {
+            ByteBuffer results = sums.results();
+            Icrc.store(b, headerLength, icrc.computeGathered(route.icrcTemplate, b, 0, headerLength, results, sumAt,
+                    sumLength));
+            out.commitGathered(route.forwardIp, route.forwardPort, length, headerLength, results, sumAt, sumLength);
+            counters.increment(SwitchCounters.Counter.PACKETS_OUT);
+            return;
+        }
+        b.put(headerLength, sums.results(), sumAt, sumLength);
+        finish(route, b, length);
+    }
+
+    /** Sends what the batch holds that names results in place, before results change (a slot is reused). */
+    void releaseResultReferences() {
+        out.releaseReferences();
     }
 
     /**
@@ -148,14 +175,6 @@ final class Emitter {
         aeth.wrap(b, Bth.LENGTH).set(syndrome, msn);
         finish(ackRoute, b, Bth.LENGTH + Aeth.LENGTH + Icrc.LENGTH);
         return true;
-    }
-
-    private void finish(Route route, ByteBuffer b, int headerLength, int dataLength, int contributions) {
-        if (contributions > 0) {
-            // The mark is what lets every host tell a complete aggregate from a packet that went around the switch.
-            InaHeader.markResult(b, headerLength - InaHeader.LENGTH, contributions);
-        }
-        finish(route, b, headerLength + dataLength + Icrc.LENGTH);
     }
 
     private void finish(Route route, ByteBuffer b, int length) {

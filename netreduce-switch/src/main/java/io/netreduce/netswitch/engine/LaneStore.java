@@ -17,29 +17,44 @@ import java.nio.IntBuffer;
 abstract class LaneStore {
     protected final byte[] stagingBytes;
     protected final ByteBuffer staging;
+    /**
+     * The sums, in the ring's byte order, written once by {@link #sum} and never again until
+     * their slot is reused: direct memory, so that a socket can send a result where it lies.
+     */
+    protected final ByteBuffer results;
 
-    LaneStore(int mtu, ByteOrder order) {
+    LaneStore(int mtu, ByteOrder order, int resultBytes) {
         stagingBytes = new byte[mtu];
         staging = ByteBuffer.wrap(stagingBytes).order(order);
+        results = ByteBuffer.allocateDirect(resultBytes).order(order);
     }
+
+    /** The sums {@link #sum} writes; absolute accesses only. */
+    ByteBuffer results() {
+        return results;
+    }
+
 
     /** Copies {@code bytes} bytes of lanes from {@code src} at {@code offset} into buffer {@code index}. */
     abstract void store(ByteBuffer src, int offset, int bytes, int index);
 
     /**
      * Sums buffers {@code first .. first + ranks - 1} into buffer {@code first + ranks} and writes the sum's
-     * {@code bytes} bytes, in the ring's byte order, to {@code out[outOffset ..]}.
+     * {@code bytes} bytes, in the ring's byte order, to {@link #results()} at {@code resultOffset} (a multiple of 4).
      */
-    abstract void sum(int first, int ranks, int bytes, byte[] out, int outOffset);
+    abstract void sum(int first, int ranks, int bytes, int resultOffset);
 
     static final class Fp32 extends LaneStore {
         private final float[][] buffers;
         private final FloatBuffer view;
 
-        Fp32(int count, int mtu, ByteOrder order) {
-            super(mtu, order);
+        private final FloatBuffer resultView;
+
+        Fp32(int count, int mtu, ByteOrder order, int resultBytes) {
+            super(mtu, order, resultBytes);
             buffers = new float[count][mtu / 4];
             view = staging.asFloatBuffer();
+            resultView = results.asFloatBuffer();
         }
 
         @Override
@@ -49,15 +64,24 @@ abstract class LaneStore {
         }
 
         @Override
-        void sum(int first, int ranks, int bytes, byte[] out, int outOffset) {
+        void sum(int first, int ranks, int bytes, int resultOffset) {
             int n = bytes >>> 2;
+            if (ranks == 1) {
+                resultView.put(resultOffset >>> 2, buffers[first], 0, n);
+                return;
+            }
             float[] acc = buffers[first + ranks];
-            System.arraycopy(buffers[first], 0, acc, 0, n);
-            for (int r = 1; r < ranks; r++) {
+            add(acc, buffers[first], buffers[first + 1], n);
+            for (int r = 2; r < ranks; r++) {
                 add(acc, buffers[first + r], n);
             }
-            view.put(0, acc, 0, n);
-            System.arraycopy(stagingBytes, 0, out, outOffset, bytes);
+            resultView.put(resultOffset >>> 2, acc, 0, n);
+        }
+
+        private static void add(float[] acc, float[] a, float[] b, int n) {
+            for (int i = 0; i < n; i++) {
+                acc[i] = a[i] + b[i];
+            }
         }
 
         private static void add(float[] acc, float[] b, int n) {
@@ -71,10 +95,13 @@ abstract class LaneStore {
         private final int[][] buffers;
         private final IntBuffer view;
 
-        Int32(int count, int mtu, ByteOrder order) {
-            super(mtu, order);
+        private final IntBuffer resultView;
+
+        Int32(int count, int mtu, ByteOrder order, int resultBytes) {
+            super(mtu, order, resultBytes);
             buffers = new int[count][mtu / 4];
             view = staging.asIntBuffer();
+            resultView = results.asIntBuffer();
         }
 
         @Override
@@ -84,15 +111,24 @@ abstract class LaneStore {
         }
 
         @Override
-        void sum(int first, int ranks, int bytes, byte[] out, int outOffset) {
+        void sum(int first, int ranks, int bytes, int resultOffset) {
             int n = bytes >>> 2;
+            if (ranks == 1) {
+                resultView.put(resultOffset >>> 2, buffers[first], 0, n);
+                return;
+            }
             int[] acc = buffers[first + ranks];
-            System.arraycopy(buffers[first], 0, acc, 0, n);
-            for (int r = 1; r < ranks; r++) {
+            add(acc, buffers[first], buffers[first + 1], n);
+            for (int r = 2; r < ranks; r++) {
                 add(acc, buffers[first + r], n);
             }
-            view.put(0, acc, 0, n);
-            System.arraycopy(stagingBytes, 0, out, outOffset, bytes);
+            resultView.put(resultOffset >>> 2, acc, 0, n);
+        }
+
+        private static void add(int[] acc, int[] a, int[] b, int n) {
+            for (int i = 0; i < n; i++) {
+                acc[i] = a[i] + b[i];
+            }
         }
 
         private static void add(int[] acc, int[] b, int n) {

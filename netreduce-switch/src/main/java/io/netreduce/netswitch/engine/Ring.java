@@ -110,7 +110,6 @@ final class Ring {
     private final long[] bitmap;
     private final boolean[] complete;
     /** Per slot, the summed bytes of every packet position, ready to emit ({@code maxPackets * mtu}). */
-    private final byte[][] results;
     /** Rank buffers, then the sum, per packet position: index ((slot * maxPackets + j) * (P + 1) + rank). */
     private final LaneStore lanes;
     private final byte[][] headers;
@@ -174,9 +173,9 @@ final class Ring {
         complete = new boolean[slots * maxPackets];
         sentInOrder = new long[slots * maxPackets];
         lastNakAt = new long[ranks];
-        results = new byte[slots][maxPackets * mtu];
-        lanes = fp32 ? new LaneStore.Fp32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder())
-                : new LaneStore.Int32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder());
+        int resultBytes = slots * maxPackets * mtu;
+        lanes = fp32 ? new LaneStore.Fp32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder(), resultBytes)
+                : new LaneStore.Int32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder(), resultBytes);
         headers = new byte[slots][maxPackets * ranks * RingConfig.HEADER_CAPACITY];
         cltValid = new boolean[ranks * slots];
         cltMsg = new int[ranks * slots];
@@ -187,6 +186,11 @@ final class Ring {
 
     private int bufferAt(int s, int j, int rank) {
         return (s * maxPackets + j) * (ranks + 1) + rank;
+    }
+
+    /** Where the sum of packet j of slot s lies in the lane store's results. */
+    private int resultAt(int s, int j) {
+        return (s * maxPackets + j) * mtu;
     }
 
     private int headerAt(int j, int rank) {
@@ -291,7 +295,7 @@ final class Ring {
                     em.drop(DropReason.MSG_OUT_OF_WINDOW);
                     return;
                 }
-                claim(s, msg, dataLength, packets);
+                claim(s, msg, dataLength, packets, em);
                 slotCall[s] = ina.call();
             }
             int e = rank * slots + s;
@@ -359,7 +363,7 @@ final class Ring {
             }
             if (em.reserve(1)) {
                 em.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS);
-                em.emitWithIncomingHeaders(route, hdrLength, results[s], j * mtu, laneBytes, j == 0 ? ranks : 0);
+                em.emitWithIncomingHeaders(route, hdrLength, lanes, resultAt(s, j), laneBytes, j == 0 ? ranks : 0);
             }
             return;
         }
@@ -481,9 +485,7 @@ final class Ring {
             // Not completed: the next retransmission of any rank's packet completes it.
             return;
         }
-        byte[] d = results[s];
-        int result = j * mtu;
-        lanes.sum(bufferAt(s, j, 0), ranks, laneBytes, d, result);
+        lanes.sum(bufferAt(s, j, 0), ranks, laneBytes, resultAt(s, j));
         complete[pk] = true;
         aggregationsCompleted = aggregationsCompleted + 1;
         em.count(SwitchCounters.Counter.AGGREGATIONS_COMPLETED);
@@ -508,11 +510,11 @@ final class Ring {
     /** One result packet per connection, each with that connection's own stored headers. */
     private void emitToAll(int s, int j, int laneBytes, Emitter em) {
         byte[] h = headers[s];
-        byte[] d = results[s];
+        int result = resultAt(s, j);
         for (int q = 0; q < ranks; q++) {
             int at = headerAt(j, q);
             int opcode = h[at] & 0xFF;
-            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), d, j * mtu, laneBytes, j == 0 ? ranks : 0);
+            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), lanes, result, laneBytes, j == 0 ? ranks : 0);
         }
     }
 
@@ -569,10 +571,13 @@ final class Ring {
         }
     }
 
-    private void claim(int s, int msg, int dataLength, int packets) {
+    private void claim(int s, int msg, int dataLength, int packets, Emitter em) {
         if (slotActive[s]) {
             retire(s);
         }
+        // The slot's results are about to be overwritten: anything already emitted that
+        // names them in place goes out first.
+        em.releaseResultReferences();
         slotActive[s] = true;
         slotMsg[s] = msg;
         slotDataLength[s] = dataLength;

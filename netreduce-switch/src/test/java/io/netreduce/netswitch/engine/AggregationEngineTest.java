@@ -11,6 +11,8 @@ import io.netreduce.wire.ina.InaHeader;
 import io.netreduce.wire.roce.Opcode;
 import io.netreduce.wire.roce.Psn;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,15 +37,30 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AggregationEngineTest {
     private static final int MTU = 256;
 
-    /** Engine plus the ring hosts, collecting everything the engine emits. */
+    /**
+     * Engine plus the ring hosts, collecting everything the engine emits: from a batch that
+     * copies every packet whole, or from one that gathers result payloads from ring memory
+     * as the native data plane's does (drained, as there, whenever a ring reuses a slot).
+     */
     private static final class Harness {
         final AggregationEngine engine = new AggregationEngine(64L << 20);
-        final OutputBatch out = new OutputBatch(256, false);
+        final OutputBatch out;
         final List<RingFixture> rings = new ArrayList<>();
         final List<Delivered> delivered = new ArrayList<>();
         /** Destinations and bytes of the last call's emissions. */
         final List<int[]> lastDest = new ArrayList<>();
         final List<byte[]> lastBytes = new ArrayList<>();
+
+        Harness() {
+            this(false);
+        }
+
+        Harness(boolean gathers) {
+            out = new OutputBatch(256, gathers, gathers);
+            if (gathers) {
+                out.drainWith(this::collect);
+            }
+        }
 
         RingFixture ring(RingConfig c, int firstOctet, long seed) {
             return ring(c, new RingFixture(c, firstOctet, seed));
@@ -65,10 +82,11 @@ class AggregationEngineTest {
 
         void send(RingFixture f, int rank, ByteBuffer d) {
             sendRaw(f, rank, d);
-            for (int i = 0; i < out.size(); i++) {
+            for (int i = 0; i < lastBytes.size(); i++) {
+                int ip = lastDest.get(i)[0];
                 for (int k = 0; k < rings.size(); k++) {
-                    if (rings.get(k).rankOf(out.ip(i)) >= 0) {
-                        delivered.get(k).accept(out.ip(i), out.buffer(i), out.length(i));
+                    if (rings.get(k).rankOf(ip) >= 0) {
+                        delivered.get(k).accept(ip, ByteBuffer.wrap(lastBytes.get(i)), lastBytes.get(i).length);
                     }
                 }
             }
@@ -77,15 +95,21 @@ class AggregationEngineTest {
         /** Processes one datagram and keeps what was emitted, without taking it as data deliveries. */
         void sendRaw(RingFixture f, int rank, ByteBuffer d) {
             out.clear();
-            engine.process(f.ip[rank], d, 0, d.capacity(), out);
             lastDest.clear();
             lastBytes.clear();
-            for (int i = 0; i < out.size(); i++) {
-                byte[] b = new byte[out.length(i)];
-                out.buffer(i).get(0, b);
-                lastDest.add(new int[] {out.ip(i), out.port(i)});
-                lastBytes.add(b);
+            engine.process(f.ip[rank], d, 0, d.capacity(), out);
+            collect(out);
+        }
+
+        /** Takes every datagram of the batch, whole however it lies, and empties it (also the gathering batch's drain). */
+        private void collect(OutputBatch b) {
+            for (int i = 0; i < b.size(); i++) {
+                byte[] bytes = new byte[b.length(i)];
+                b.copyDatagram(i, bytes);
+                lastDest.add(new int[] {b.ip(i), b.port(i)});
+                lastBytes.add(bytes);
             }
+            b.clear();
         }
 
         void sendAll(RingFixture f, int rank, List<ByteBuffer> packets) {
@@ -147,10 +171,11 @@ class AggregationEngineTest {
         }
     }
 
-    @Test
-    void sumsInRankOrderAndEmitsOnePacketPerConnectionWithItsOwnHeaders() {
+    @ParameterizedTest(name = "gathering results from ring memory: {0}")
+    @ValueSource(booleans = {false, true})
+    void sumsInRankOrderAndEmitsOnePacketPerConnectionWithItsOwnHeaders(boolean gathers) {
         long seed = 11;
-        Harness h = new Harness();
+        Harness h = new Harness(gathers);
         RingFixture f = h.ring(fp32(7, 4, 2, 1000), 10, seed);
         Random rnd = new Random(seed);
         byte[][] p = new byte[4][];
@@ -192,9 +217,10 @@ class AggregationEngineTest {
         assertEquals(0, h.count(RETRANSMITTED_RESULTS));
     }
 
-    @Test
-    void duplicateAfterCompletionReemitsStoredResultOnItsOwnConnectionOnly() {
-        Harness h = new Harness();
+    @ParameterizedTest(name = "gathering results from ring memory: {0}")
+    @ValueSource(booleans = {false, true})
+    void duplicateAfterCompletionReemitsStoredResultOnItsOwnConnectionOnly(boolean gathers) {
+        Harness h = new Harness(gathers);
         RingFixture f = h.ring(fp32(2, 4, 2, 700), 30, 6);
         Random rnd = new Random(6);
         byte[][] p = new byte[4][];
@@ -260,8 +286,9 @@ class AggregationEngineTest {
         return psns;
     }
 
-    @Test
-    void resultsThatCompletedBehindALostPacketAreSentAgainInOrderWhenItArrives() {
+    @ParameterizedTest(name = "gathering results from ring memory: {0}")
+    @ValueSource(booleans = {false, true})
+    void resultsThatCompletedBehindALostPacketAreSentAgainInOrderWhenItArrives(boolean gathers) {
         // Regression (liveness under loss): rank 1's packet 1 of message 0 is lost, its packets
         // 2..3 and message 1 arrive, so those results complete first and go out while every
         // receiver still lacks packet 1; an RC receiver drops them (out of sequence). When rank
@@ -269,7 +296,7 @@ class AggregationEngineTest {
         // everything after it that is complete, in PSN order, on every connection. Before, it
         // sent packet 1 alone, and every other sender could only recover the rest by its ACK
         // timeout.
-        Harness h = new Harness();
+        Harness h = new Harness(gathers);
         RingFixture f = h.ring(fp32(9, 3, 2, 900), 60, 9);
         Random rnd = new Random(9);
         int packets = f.packetsOf(900);
@@ -470,11 +497,12 @@ class AggregationEngineTest {
         assertEquals(0, h.engine.counters().totalDrops());
     }
 
-    @Test
-    void slotsAreReusedAcrossManyWindowsWithRanksOutOfStep() {
+    @ParameterizedTest(name = "gathering results from ring memory: {0}")
+    @ValueSource(booleans = {false, true})
+    void slotsAreReusedAcrossManyWindowsWithRanksOutOfStep(boolean gathers) {
         long seed = 12345;
         Random rnd = new Random(seed);
-        Harness h = new Harness();
+        Harness h = new Harness(gathers);
         int p = 5;
         int n = 3;
         int messages = 120;

@@ -30,9 +30,8 @@ class LaneStoreTest {
         System.out.println("LaneStoreTest seed " + seed);
         Random rnd = new Random(seed);
         boolean fp32 = dtype.equals("fp32");
-        LaneStore lanes = fp32 ? new LaneStore.Fp32(2 * (RANKS + 1), MTU, order)
-                : new LaneStore.Int32(2 * (RANKS + 1), MTU, order);
-        byte[] result = new byte[2 * MTU];
+        LaneStore lanes = fp32 ? new LaneStore.Fp32(2 * (RANKS + 1), MTU, order, 2 * MTU)
+                : new LaneStore.Int32(2 * (RANKS + 1), MTU, order, 2 * MTU);
         ByteBuffer shared = ByteBuffer.allocateDirect(offset + MTU + 64);
         for (int packet = 0; packet < 2; packet++) {
             int bytes = packet == 0 ? MTU : MTU - 4 * (1 + rnd.nextInt(100));
@@ -47,7 +46,7 @@ class LaneStoreTest {
                 src.put(offset, payloads[r], 0, bytes);
                 lanes.store(src, offset, bytes, packet * (RANKS + 1) + r);
             }
-            lanes.sum(packet * (RANKS + 1), RANKS, bytes, result, packet * MTU);
+            lanes.sum(packet * (RANKS + 1), RANKS, bytes, packet * MTU);
             byte[] expected = new byte[bytes];
             ByteBuffer e = ByteBuffer.wrap(expected).order(order);
             for (int i = 0; i < bytes; i += 4) {
@@ -66,7 +65,7 @@ class LaneStoreTest {
                 }
             }
             byte[] got = new byte[bytes];
-            System.arraycopy(result, packet * MTU, got, 0, bytes);
+            lanes.results().get(packet * MTU, got, 0, bytes);
             assertArrayEquals(expected, got, "packet " + packet + " (seed " + seed + ")");
         }
     }

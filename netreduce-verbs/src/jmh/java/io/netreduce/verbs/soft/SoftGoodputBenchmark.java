@@ -41,7 +41,7 @@ public final class SoftGoodputBenchmark {
 
     private static DeviceOptions.Builder host(String address) {
         DeviceOptions.Builder b = DeviceOptions.builder().localAddress(address);
-        for (String k : new String[] {"gso", "gro", "maxOutstandingPsns", "ackEvery", "busyPoll"}) {
+        for (String k : new String[] {"gso", "gro", "maxOutstandingPsns", "ackEvery", "busyPoll", "gatherMinBytes"}) {
             String v = System.getProperty("bench." + k);
             if (v != null) {
                 b.property("soft." + k, v);

@@ -98,10 +98,11 @@ abstract class Egress {
     }
 
     /**
-     * True if the packet begun next may leave its payload where it lies ({@link #commitGathered}):
-     * the socket gathers it, so no fault may change its bytes and no capture needs them in one piece.
+     * True if the packet begun next, with {@code payloadLength} bytes of payload, may leave its
+     * payload where it lies ({@link #commitGathered}): the socket gathers it, so no fault may
+     * change its bytes and no capture needs them in one piece.
      */
-    boolean gathers() {
+    boolean gathers(int payloadLength) {
         return false;
     }
 
@@ -111,7 +112,7 @@ abstract class Egress {
      * payloadLength}) of the direct buffer {@code payload} (at native address {@code
      * payloadAddress}), where it stays until the packet is sent: the pad and the ICRC (over
      * the header and the payload in place) follow the header in {@link #buffer()}. Only where
-     * {@link #gathers()}.
+     * {@link #gathers(int)}.
      */
     void commitGathered(int headerLength, ByteBuffer payload, long payloadAddress, int payloadOffset,
                         int payloadLength) {

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * one direct arena per queue pair, each queued as a run of a send plan, and {@link #send()}
  * hands the whole plan to one {@code sendmmsg} (every run of several packets one GSO
  * super-datagram), gathered straight from the arena: no buffer per batch, no copy after the
- * packet is built. Where it {@link #gathers()}, a packet's payload is not copied into the
+ * packet is built. Where it {@link #gathers(int) gathers}, a packet's payload is not copied into the
  * arena at all: the plan names it where it lies in registered memory, between the packet's
  * headers and its ICRC in the arena, and the kernel gathers the three (the requester keeps
  * that memory unchanged until the send, as a NIC reads it by DMA). A full arena or plan is sent early. What the socket does not take within
@@ -33,7 +33,8 @@ final class NativeEgress extends Egress {
     private final ByteBuffer arena = ByteBuffer.allocateDirect(ARENA_BYTES);
     private final long arenaAddress = NativeUdp.address(arena);
     private final SendPlan plan = new SendPlan(PLAN_INTS);
-    private final boolean gathers;
+    /** The least payload left in place; above any payload where captures or faults need the packet whole. */
+    private final int gatherMinBytes;
     /** Per packet of the open batch: its header length if its payload stays in place (else 0), and where that payload is. */
     private final int[] headerLengths = new int[GsoLimits.MAX_SEGMENTS];
     private final long[] payloadAddresses = new long[GsoLimits.MAX_SEGMENTS];
@@ -43,20 +44,20 @@ final class NativeEgress extends Egress {
     private int heldLength;
 
     NativeEgress(int fd, int hopIp, int hopPort, int srcIp, int srcPort, int dstIp, int dstPort, boolean gso,
-                 FaultInjector faults, PcapWriter pcap, Counters counters, Counters deviceCounters) {
+                 int gatherMinBytes, FaultInjector faults, PcapWriter pcap, Counters counters, Counters deviceCounters) {
         super(srcIp, srcPort, dstIp, dstPort, gso, faults, pcap, counters, deviceCounters);
         this.fd = fd;
         this.hopIp = hopIp;
         this.hopPort = hopPort;
-        this.gathers = payloadsMayStayInPlace();
+        this.gatherMinBytes = payloadsMayStayInPlace() ? gatherMinBytes : Integer.MAX_VALUE;
         for (int i = 0; i < ARENA_BYTES; i += 4096) {
             arena.put(i, (byte) 0); // fresh pages cost 11-14 us each at first touch: not on the data path
         }
     }
 
     @Override
-    boolean gathers() {
-        return gathers;
+    boolean gathers(int payloadLength) {
+        return payloadLength >= gatherMinBytes;
     }
 
     @Override
@@ -93,15 +94,7 @@ final class NativeEgress extends Egress {
         int bytes = batchBytes();
         for (int k = 0; k < segments; k++) {
             int length = Math.min(segmentLength, bytes - k * segmentLength);
-            long packet = at + (long) k * segmentLength;
-            int header = headerLengths[k];
-            if (header == 0) {
-                plan.iovec(packet, length);
-            } else {
-                plan.iovec(packet, header);
-                plan.iovec(payloadAddresses[k], payloadLengths[k]);
-                plan.iovec(packet + header, length - header - payloadLengths[k]);
-            }
+            plan.packet(at + (long) k * segmentLength, length, headerLengths[k], payloadAddresses[k], payloadLengths[k]);
         }
         plan.endRun(segments);
         consume();

@@ -239,7 +239,7 @@ final class Requester {
         }
         int headers = Bth.LENGTH + Opcode.extensionHeaderLength(opcode);
         int dst = at + headers;
-        int sge = egress.gathers() ? sgeHolding(w.sgl, offset, payload) : -1;
+        int sge = egress.gathers(payload) ? sgeHolding(w.sgl, offset, payload) : -1;
         if (sge >= 0) {
             // The payload stays in registered memory: the socket gathers it between header and ICRC.
             SoftMemoryRegion region = (SoftMemoryRegion) w.sgl.region(sge);

@@ -113,6 +113,7 @@ final class SoftDevice implements Device {
     private final int localIp;
     private final int port;
     private final boolean gso;
+    private final int gatherMinBytes;
     private final SendSettings sendSettings;
     /**
      * How long a blocking poll of this device's completion queues spins before it sleeps.
@@ -153,6 +154,8 @@ final class SoftDevice implements Device {
         this.localIp = Ipv4UdpHeader.toInt(options.localAddress());
         this.gso = SoftProperties.booleanProperty(options, SoftProperties.GSO, true)
                 && io.netty.channel.epoll.SegmentedDatagramPacket.isSupported();
+        this.gatherMinBytes = SoftProperties.intProperty(options, SoftProperties.GATHER_MIN_BYTES,
+                SoftProperties.DEFAULT_GATHER_MIN_BYTES, 1, 1 << 16);
         boolean gro = SoftProperties.booleanProperty(options, SoftProperties.GRO, true);
         this.sendSettings = new SendSettings(
                 SoftProperties.intProperty(options, SoftProperties.MAX_OUTSTANDING_PSNS,
@@ -303,6 +306,11 @@ final class SoftDevice implements Device {
 
     boolean gso() {
         return gso;
+    }
+
+    /** The least payload the native egress gathers in place ({@link SoftProperties#GATHER_MIN_BYTES}). */
+    int gatherMinBytes() {
+        return gatherMinBytes;
     }
 
     EventLoop eventLoop() {

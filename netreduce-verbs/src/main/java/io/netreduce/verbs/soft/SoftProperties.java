@@ -35,6 +35,14 @@ final class SoftProperties {
      */
     static final String NATIVE_IO = "soft.nativeIo";
     /**
+     * With the native I/O, the least payload a packet leaves in registered memory for the
+     * socket to gather (headers and ICRC in the arena, no copy in user space); smaller
+     * payloads are copied into the arena, where one more iovec per packet costs the kernel
+     * more than the copy saves. A value above the MTU copies every payload.
+     */
+    static final String GATHER_MIN_BYTES = "soft.gatherMinBytes";
+    static final int DEFAULT_GATHER_MIN_BYTES = 2048;
+    /**
      * Who runs the protocol: {@code caller} (the thread that polls a completion queue receives,
      * sends and runs the timers itself, under the device's lock, with no thread between it and
      * the socket) or {@code loop} (the device's event loop does everything; callers hand work

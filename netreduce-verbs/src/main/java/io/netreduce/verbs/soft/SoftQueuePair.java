@@ -191,8 +191,8 @@ final class SoftQueuePair implements QueuePair {
                     ? new NettyEgress(channel, device.allocator(), nextHop, localIp, sport, rip, remote.port(),
                             device.gso(), device.egressFaults(), device.pcap(), counters, device.counters())
                     : new NativeEgress(fd, Ipv4UdpHeader.toInt(nextHop.getAddress()), nextHop.getPort(), localIp, sport,
-                            rip, remote.port(), device.gso(), device.egressFaults(), device.pcap(), counters,
-                            device.counters());
+                            rip, remote.port(), device.gso(), device.gatherMinBytes(), device.egressFaults(),
+                            device.pcap(), counters, device.counters());
             requester.connect(egress, remote.qpn(), localEndpoint.initialPsn());
             responder.connect(egress, device, remote.qpn(), remote.initialPsn());
             remoteEndpoint = remote;

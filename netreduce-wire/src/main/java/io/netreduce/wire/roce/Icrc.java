@@ -54,8 +54,8 @@ public final class Icrc {
             masked.put(Ipv4UdpHeader.LENGTH + i, head.get(headOffset + i));
         }
         startMasked();
-        update(head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
-        update(payload, payloadOffset, payloadLength);
+        update(crc, head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
+        update(crc, payload, payloadOffset, payloadLength);
         for (int i = 0; i < pad; i++) {
             crc.update(0);
         }
@@ -75,7 +75,7 @@ public final class Icrc {
 
     private int computeMasked(ByteBuffer roce, int roceOffset, int roceLength) {
         startMasked();
-        update(roce, roceOffset + Bth.LENGTH, roceLength - Bth.LENGTH - LENGTH);
+        update(crc, roce, roceOffset + Bth.LENGTH, roceLength - Bth.LENGTH - LENGTH);
         return (int) crc.getValue();
     }
 
@@ -91,8 +91,8 @@ public final class Icrc {
         crc.update(masked.array(), 0, MASKED_LENGTH);
     }
 
-    /** Streams [at, at + length) straight from the caller's buffer (no duplicate, no copy), then puts its position and limit back. */
-    private void update(ByteBuffer b, int at, int length) {
+    /** Streams [at, at + length) of {@code b} into {@code crc} (no duplicate, no copy), then puts its position and limit back. */
+    static void update(CRC32 crc, ByteBuffer b, int at, int length) {
         int position = b.position();
         int limit = b.limit();
         b.limit(at + length).position(at);

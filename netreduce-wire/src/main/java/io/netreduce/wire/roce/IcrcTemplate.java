@@ -36,6 +36,27 @@ public final class IcrcTemplate {
 
     /** ICRC of the datagram (BTH .. ICRC) at [offset, offset + length) of {@code roce}. */
     public int compute(byte[] template, ByteBuffer roce, int offset, int length) {
+        start(template, roce, offset, length);
+        Icrc.update(crc, roce, offset + Bth.LENGTH, length - Bth.LENGTH - Icrc.LENGTH);
+        return (int) crc.getValue();
+    }
+
+    /**
+     * ICRC of a datagram in two pieces, as a socket gathers it: its {@code headerLength} bytes
+     * of headers (BTH first) at {@code head[headOffset..]}, then a payload of {@code
+     * payloadLength} bytes (a multiple of 4: no pad) at {@code payload[payloadOffset..]}, then
+     * the ICRC. The same value as {@link #compute} over the assembled datagram.
+     */
+    public int computeGathered(byte[] template, ByteBuffer head, int headOffset, int headerLength, ByteBuffer payload,
+                               int payloadOffset, int payloadLength) {
+        start(template, head, headOffset, headerLength + payloadLength + Icrc.LENGTH);
+        Icrc.update(crc, head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
+        Icrc.update(crc, payload, payloadOffset, payloadLength);
+        return (int) crc.getValue();
+    }
+
+    /** Restarts the CRC over the template with the datagram's lengths and its BTH (at {@code offset} of {@code roce}) masked in. */
+    private void start(byte[] template, ByteBuffer roce, int offset, int length) {
         byte[] h = scratch;
         System.arraycopy(template, 0, h, 0, BTH);
         int udpLength = Ipv4UdpHeader.UDP_LENGTH + length;
@@ -48,12 +69,6 @@ public final class IcrcTemplate {
         h[BTH + Bth.ECN_OFFSET] = (byte) 0xFF;
         crc.reset();
         crc.update(h, 0, TEMPLATE_LENGTH);
-        int position = roce.position();
-        int limit = roce.limit();
-        roce.limit(offset + length - Icrc.LENGTH).position(offset + Bth.LENGTH);
-        crc.update(roce);
-        roce.limit(limit).position(position);
-        return (int) crc.getValue();
     }
 
     public boolean verify(byte[] template, ByteBuffer roce, int offset, int length) {

@@ -74,6 +74,22 @@ public final class SendPlan {
         lastEnd = address + length;
     }
 
+    /**
+     * Appends a packet of {@code length} bytes to the open run: whole at {@code at} where
+     * {@code headerLength} is 0; else its {@code headerLength} bytes of headers at {@code at}
+     * with the rest of its own bytes (pad, ICRC) right after them, and its {@code
+     * payloadLength} bytes of payload at {@code payload}, which go between the two.
+     */
+    public void packet(long at, int length, int headerLength, long payload, int payloadLength) {
+        if (headerLength == 0) {
+            iovec(at, length);
+            return;
+        }
+        iovec(at, headerLength);
+        iovec(payload, payloadLength);
+        iovec(at + headerLength, length - headerLength - payloadLength);
+    }
+
     /** Closes the open run, which holds {@code datagrams} datagrams; a run with no bytes is dropped. */
     public void endRun(int datagrams) {
         if (ints.get(run + IOVECS) == 0) {
