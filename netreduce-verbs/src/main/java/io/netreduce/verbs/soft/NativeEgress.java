@@ -13,12 +13,13 @@ import org.slf4j.LoggerFactory;
  * {@link Egress} through the native batched send: batches are built one after another in
  * one direct arena per queue pair, each queued as a run of a send plan, and {@link #send()}
  * hands the whole plan to one {@code sendmmsg} (every run of several packets one GSO
- * super-datagram), gathered straight from the arena: no buffer per batch, no copy after the
- * packet is built. Where it {@link #gathers(int) gathers}, a packet's payload is not copied into the
- * arena at all: the plan names it where it lies in registered memory, between the packet's
- * headers and its ICRC in the arena, and the kernel gathers the three (the requester keeps
- * that memory unchanged until the send, as a NIC reads it by DMA). A full arena or plan is sent early. What the socket does not take within
- * {@link #SEND_WAIT_MILLIS} is lost as on a wire, and RC's retransmission recovers it.
+ * super-datagram): no buffer per batch, no copy after the packet is built. Where it
+ * {@link #gathers(int) gathers}, a packet's payload is not copied into the arena at all: the
+ * plan names it where it lies in registered memory, between the packet's headers and its
+ * ICRC in the arena, and the kernel gathers the three (the requester keeps that memory
+ * unchanged until the send, as a NIC reads it by DMA). A full arena or plan is sent early.
+ * What the socket does not take within {@link #SEND_WAIT_MILLIS} is lost as on a wire, and
+ * RC's retransmission recovers it.
  */
 final class NativeEgress extends Egress {
     /** Room for several windows of GSO batches. */
