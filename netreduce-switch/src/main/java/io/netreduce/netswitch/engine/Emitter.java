@@ -80,10 +80,18 @@ final class Emitter {
      * connection's INA header, which is marked as a result of {@code contributions} ranks.
      */
     void emitStored(Route route, byte[] headers, int headerAt, int headerLength, LaneStore sums, int sumAt,
-                    int sumLength, int contributions) {
+                    int sumLength, int sumCrc, int contributions) {
         ByteBuffer b = out.next();
         b.put(0, headers, headerAt, headerLength);
-        finishResult(route, b, headerLength, sums, sumAt, sumLength, contributions);
+        finishResult(route, b, headerLength, sums, sumAt, sumLength, sumCrc, contributions);
+    }
+
+    /**
+     * The CRC-32 of a sum's {@code sumLength} bytes at {@code sumAt}: taken once for the
+     * result packets of every connection, whose ICRCs then read only their own headers.
+     */
+    int sumCrc(LaneStore sums, int sumAt, int sumLength) {
+        return icrc.payloadCrc(sums.results(), sumAt, sumLength);
     }
 
     /** A result packet with the current datagram's own first {@code headerLength} bytes as headers (marked as above). */
@@ -91,31 +99,33 @@ final class Emitter {
                                  int contributions) {
         ByteBuffer b = out.next();
         b.put(0, in, inOffset, headerLength);
-        finishResult(route, b, headerLength, sums, sumAt, sumLength, contributions);
+        finishResult(route, b, headerLength, sums, sumAt, sumLength, sumCrc(sums, sumAt, sumLength), contributions);
     }
 
     /**
      * Completes a result packet whose headers are in {@code b}: the sum follows them, copied
      * in, or where the batch {@link OutputBatch#gathers() gathers}, left in the lane store
-     * and named by address, with the ICRC right after the headers.
+     * and named by address, with the ICRC (right after the headers when gathered, else at
+     * the end) from the headers and the sum's CRC-32, {@code sumCrc}.
      */
     private void finishResult(Route route, ByteBuffer b, int headerLength, LaneStore sums, int sumAt, int sumLength,
-                              int contributions) {
+                              int sumCrc, int contributions) {
         if (contributions > 0) {
             // The mark is what lets every host tell a complete aggregate from a packet that went around the switch.
             InaHeader.markResult(b, headerLength - InaHeader.LENGTH, contributions);
         }
         int length = headerLength + sumLength + Icrc.LENGTH;
+        int value = icrc.computeGathered(route.icrcTemplate, b, 0, headerLength, sumCrc, sumLength);
         if (out.gathers()) {
-            ByteBuffer results = sums.results();
-            Icrc.store(b, headerLength, icrc.computeGathered(route.icrcTemplate, b, 0, headerLength, results, sumAt,
-                    sumLength));
-            out.commitGathered(route.forwardIp, route.forwardPort, length, headerLength, results, sumAt, sumLength);
+            Icrc.store(b, headerLength, value);
+            out.commitGathered(route.forwardIp, route.forwardPort, length, headerLength, sums.results(), sumAt,
+                    sumLength);
             counters.increment(SwitchCounters.Counter.PACKETS_OUT);
             return;
         }
         b.put(headerLength, sums.results(), sumAt, sumLength);
-        finish(route, b, length);
+        Icrc.store(b, headerLength + sumLength, value);
+        commit(route, length);
     }
 
     /** Sends what the batch holds that names results in place, before results change (a slot is reused). */

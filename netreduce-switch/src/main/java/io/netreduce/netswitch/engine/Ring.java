@@ -511,10 +511,12 @@ final class Ring {
     private void emitToAll(int s, int j, int laneBytes, Emitter em) {
         byte[] h = headers[s];
         int result = resultAt(s, j);
+        int sumCrc = em.sumCrc(lanes, result, laneBytes);
         for (int q = 0; q < ranks; q++) {
             int at = headerAt(j, q);
             int opcode = h[at] & 0xFF;
-            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), lanes, result, laneBytes, j == 0 ? ranks : 0);
+            em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), lanes, result, laneBytes, sumCrc,
+                    j == 0 ? ranks : 0);
         }
     }
 

@@ -19,6 +19,7 @@ public final class IcrcTemplate {
 
     private final CRC32 crc = new CRC32();
     private final byte[] scratch = new byte[TEMPLATE_LENGTH];
+    private final Crc32Append append = new Crc32Append();
 
     /** LRH stand-in plus the masked canonical IPv4/UDP header between two endpoints (lengths 0). */
     public static byte[] template(int srcIp, int dstIp, int srcPort, int dstPort) {
@@ -52,6 +53,26 @@ public final class IcrcTemplate {
         start(template, head, headOffset, headerLength + payloadLength + Icrc.LENGTH);
         Icrc.update(crc, head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
         Icrc.update(crc, payload, payloadOffset, payloadLength);
+        return (int) crc.getValue();
+    }
+
+    /**
+     * The same value as {@link #computeGathered} for a payload whose CRC-32 alone,
+     * {@code payloadCrc} ({@link #payloadCrc}), is known: only the headers are read, and
+     * the payload's CRC is appended ({@link Crc32Append}). A datagram sent to several
+     * connections with one payload costs one pass over the payload, not one per connection.
+     */
+    public int computeGathered(byte[] template, ByteBuffer head, int headOffset, int headerLength, int payloadCrc,
+                               int payloadLength) {
+        start(template, head, headOffset, headerLength + payloadLength + Icrc.LENGTH);
+        Icrc.update(crc, head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
+        return append.append((int) crc.getValue(), payloadCrc, payloadLength);
+    }
+
+    /** The CRC-32 of {@code length} payload bytes at {@code offset} of {@code payload}, for {@link #computeGathered(byte[], ByteBuffer, int, int, int, int)}. */
+    public int payloadCrc(ByteBuffer payload, int offset, int length) {
+        crc.reset();
+        Icrc.update(crc, payload, offset, length);
         return (int) crc.getValue();
     }
 
