@@ -16,9 +16,10 @@ import java.util.function.Consumer;
 
 /**
  * One rank's measurement loop, run identically on every rank of a communicator: for each
- * size, a checked all-reduce against {@link Reference}, warm-up runs, a barrier, then the
- * timed runs (mean time and process CPU per all-reduce), for out-of-place ({@code allReduce(input, output)}, as
- * nccl-tests times {@code ncclAllReduce(sendbuff, recvbuff)}) and in-place placement.
+ * size and placement, out of place ({@code allReduce(input, output)}, as nccl-tests times
+ * {@code ncclAllReduce(sendbuff, recvbuff)}) and in place, a checked all-reduce against
+ * {@link Reference} and warm-up runs; then the two placements' timed runs (mean time and
+ * process CPU per all-reduce) in alternating blocks, each after a barrier.
  *
  * <p>Tensors are slices of two direct buffers in the payload byte order, allocated once
  * for the largest size, so the communicator registers them once and never stages.
@@ -35,6 +36,8 @@ public final class WorkerLoop {
     private static final double COMPILING_SHARE = 0.05;
     /** The compiler warm-up ends at this many times the asked time, compiled or not. */
     private static final double WARMUP_CAP = 5;
+    /** Blocks each placement's timed calls are split into, alternating with the other placement's. */
+    private static final int BLOCKS = 4;
 
     private final Communicator comm;
     private final Workload workload;
@@ -63,13 +66,29 @@ public final class WorkerLoop {
     /** Runs every size with the communicator's algorithm, reporting under {@code algorithm}. */
     public void run(String algorithm) {
         warmUpCompiler();
+        boolean[] placements = workload.outOfPlace() && workload.inPlace() ? new boolean[] {false, true}
+                : new boolean[] {workload.inPlace()};
+        Tally[] tallies = new Tally[placements.length];
         for (long size : workload.sizes()) {
             int count = (int) (size / 4);
-            if (workload.outOfPlace()) {
-                results.accept(measure(algorithm, size, count, false));
+            for (int p = 0; p < placements.length; p++) {
+                tallies[p] = prepare(count, placements[p]);
             }
-            if (workload.inPlace()) {
-                results.accept(measure(algorithm, size, count, true));
+            // Both placements' timed calls alternate in blocks, A B B A A B B A: measured one
+            // after the other, whichever ran first ran slower (64 MiB over tcp, P = 2: out of
+            // place 0.67x in place's busbw when first, 1.27x when second), so a placement's
+            // figure must not depend on its turn.
+            int blocks = placements.length > 1 ? BLOCKS : 1;
+            for (int b = 0; b < blocks; b++) {
+                for (int k = 0; k < placements.length; k++) {
+                    int p = b % 2 == 0 ? k : placements.length - 1 - k;
+                    Tally t = tallies[p];
+                    timedBlock(count, placements[p], (int) ((long) t.iterations * (b + 1) / blocks
+                            - (long) t.iterations * b / blocks), t);
+                }
+            }
+            for (int p = 0; p < placements.length; p++) {
+                results.accept(tallies[p].result(comm.rank(), algorithm, size, count, placements[p]));
             }
         }
     }
@@ -124,24 +143,31 @@ public final class WorkerLoop {
         } while (more.get(0) != 0);
     }
 
-    private RankResult measure(String algorithm, long size, int count, boolean inPlace) {
-        int rank = comm.rank();
-        int p = comm.size();
-        Reference.fill(input, rank, count);
+    /** The checked call, the warm-up and the agreed count of timed calls of one placement at one size. */
+    private Tally prepare(int count, boolean inPlace) {
+        Reference.fill(input, comm.rank(), count);
         // Start every size together: filling and checking take rank-dependent time.
         comm.barrier();
-        long wrong = 0;
+        Tally t = new Tally();
         if (workload.check()) {
             runOnce(count, inPlace);
-            wrong = Reference.countWrong(inPlace ? input : output, p, count);
+            t.wrong = Reference.countWrong(inPlace ? input : output, comm.size(), count);
         }
         // With time-based counts at least one warm-up call, to learn the pace from.
         int warmups = workload.secondsPerSize() > 0 ? Math.max(1, workload.warmup()) : workload.warmup();
         long warmupStart = System.nanoTime();
         warmUp(count, inPlace, warmups);
-        int iterations = agreeOnCounts(count, inPlace, warmups, System.nanoTime() - warmupStart);
+        t.iterations = agreeOnCounts(count, inPlace, warmups, System.nanoTime() - warmupStart);
+        return t;
+    }
+
+    /** {@code calls} timed calls of one placement, added to its tally (every rank the same number). */
+    private void timedBlock(int count, boolean inPlace, int calls, Tally t) {
+        if (calls == 0) {
+            return;
+        }
         if (inPlace) {
-            Reference.fill(input, rank, count);
+            Reference.fill(input, comm.rank(), count);
         }
         // Read before the barrier (the others' first packets must not reach the switch before
         // it) and after this rank's clocks stop: the HTTP round trip is not the collective's.
@@ -153,10 +179,10 @@ public final class WorkerLoop {
         // (this thread's alone) comes off the CPU column as its time stays out of the clock.
         long refillCpu = 0;
         ProcessCpu cpuClock = ProcessCpu.start();
-        for (int i = 0; i < iterations; i++) {
+        for (int i = 0; i < calls; i++) {
             if (inPlace && i > 0 && i % REFILL_EVERY == 0) {
                 long f0 = THREAD_CPU.getCurrentThreadCpuTime();
-                Reference.fill(input, rank, count);
+                Reference.fill(input, comm.rank(), count);
                 refillCpu += THREAD_CPU.getCurrentThreadCpuTime() - f0;
             }
             long t0 = System.nanoTime();
@@ -164,25 +190,44 @@ public final class WorkerLoop {
             elapsed += System.nanoTime() - t0;
         }
         long cpu = cpuClock.elapsedNanos();
-        if (cpu >= 0 && refillCpu > 0) {
-            cpu = Math.max(0, cpu - refillCpu);
-        }
         long[] moved = MeteredVerbsProvider.totals();
         long switchAfter = switchCpu.nanos();
-        Map<String, Long> counters = new LinkedHashMap<>();
-        for (Counter c : Counter.values()) {
-            moved[c.ordinal()] -= before[c.ordinal()];
-            if (moved[c.ordinal()] != 0) {
-                counters.put(RankResult.counterName(c), moved[c.ordinal()]);
-            }
+        t.calls += calls;
+        t.elapsed += elapsed;
+        t.cpu = cpu < 0 || t.cpu < 0 ? -1 : t.cpu + Math.max(0, cpu - refillCpu);
+        for (int c = 0; c < moved.length; c++) {
+            t.moved[c] += moved[c] - before[c];
         }
-        long wire = moved[Counter.BYTES_SENT.ordinal()] / iterations;
-        long retrans = moved[Counter.RETRANSMITTED_PACKETS.ordinal()];
-        long timeouts = moved[Counter.ACK_TIMEOUTS.ordinal()];
-        double timeUs = elapsed / 1e3 / iterations;
-        double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / iterations;
-        return new RankResult(rank, algorithm, size, count, inPlace, iterations, timeUs, wrong, wire,
-                retrans, timeouts, cpuSeconds, counters, SwitchCpu.perCall(switchBefore, switchAfter, iterations));
+        t.switchNanos = switchBefore < 0 || switchAfter < switchBefore || t.switchNanos < 0 ? -1
+                : t.switchNanos + switchAfter - switchBefore;
+    }
+
+    /** One placement's timed calls at one size, summed over its blocks. */
+    private static final class Tally {
+        int iterations;
+        long wrong;
+        int calls;
+        long elapsed;
+        /** Process CPU over the timed calls, -1 where the JVM cannot tell. */
+        long cpu;
+        /** The switch data plane's CPU over them, -1 where it cannot be read. */
+        long switchNanos;
+        final long[] moved = new long[Counter.values().length];
+
+        RankResult result(int rank, String algorithm, long size, int count, boolean inPlace) {
+            Map<String, Long> counters = new LinkedHashMap<>();
+            for (Counter c : Counter.values()) {
+                if (moved[c.ordinal()] != 0) {
+                    counters.put(RankResult.counterName(c), moved[c.ordinal()]);
+                }
+            }
+            long wire = moved[Counter.BYTES_SENT.ordinal()] / calls;
+            double timeUs = elapsed / 1e3 / calls;
+            double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / calls;
+            return new RankResult(rank, algorithm, size, count, inPlace, calls, timeUs, wrong, wire,
+                    moved[Counter.RETRANSMITTED_PACKETS.ordinal()], moved[Counter.ACK_TIMEOUTS.ordinal()], cpuSeconds,
+                    counters, switchNanos < 0 ? Double.NaN : SwitchCpu.perCall(0, switchNanos, calls));
+        }
     }
 
     private void warmUp(int count, boolean inPlace, int calls) {
