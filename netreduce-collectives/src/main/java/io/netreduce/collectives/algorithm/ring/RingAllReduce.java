@@ -56,9 +56,10 @@ import java.util.function.Supplier;
  * place by run). The operands and their order are the same either way, so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
- * slots of their own ({@link #ahead} of them, as many as the caller asks: the ring
+ * slots of their own (at least {@link #ahead} of them, as many as the caller asks: the ring
  * algorithm asks for everything a neighbour can send of a small-tensor operation before
- * this rank joins it): a neighbour may finish
+ * this rank joins it; after a larger operation, up to {@link #aheadWanted} of its first
+ * step's messages): a neighbour may finish
  * first and start the next operation, and a SEND that finds no receive is answered with an
  * RNR NAK and resent only after the RNR timer (1.28 ms). With one look-ahead receive that
  * hit about a third of back-to-back small all-reduces at P = 2, and nearly all at P = 4.
