@@ -34,7 +34,6 @@ abstract class LaneStore {
         return results;
     }
 
-
     /** Copies {@code bytes} bytes of lanes from {@code src} at {@code offset} into buffer {@code index}. */
     abstract void store(ByteBuffer src, int offset, int bytes, int index);
 

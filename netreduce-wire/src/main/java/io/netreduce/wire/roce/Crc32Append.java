@@ -1,5 +1,7 @@
 package io.netreduce.wire.roce;
 
+import java.util.Arrays;
+
 /**
  * CRC-32 of a concatenation from the CRCs of its parts, as zlib's {@code crc32_combine}:
  * {@code crc(A || B) = crc(A) · x^(8·|B|) mod P  xor  crc(B)}. The product by the fixed
@@ -25,7 +27,7 @@ public final class Crc32Append {
     private int next;
 
     public Crc32Append() {
-        java.util.Arrays.fill(lengths, -1);
+        Arrays.fill(lengths, -1);
     }
 
     /**

@@ -45,22 +45,11 @@ public final class IcrcTemplate {
     /**
      * ICRC of a datagram in two pieces, as a socket gathers it: its {@code headerLength} bytes
      * of headers (BTH first) at {@code head[headOffset..]}, then a payload of {@code
-     * payloadLength} bytes (a multiple of 4: no pad) at {@code payload[payloadOffset..]}, then
-     * the ICRC. The same value as {@link #compute} over the assembled datagram.
-     */
-    public int computeGathered(byte[] template, ByteBuffer head, int headOffset, int headerLength, ByteBuffer payload,
-                               int payloadOffset, int payloadLength) {
-        start(template, head, headOffset, headerLength + payloadLength + Icrc.LENGTH);
-        Icrc.update(crc, head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
-        Icrc.update(crc, payload, payloadOffset, payloadLength);
-        return (int) crc.getValue();
-    }
-
-    /**
-     * The same value as {@link #computeGathered} for a payload whose CRC-32 alone,
-     * {@code payloadCrc} ({@link #payloadCrc}), is known: only the headers are read, and
-     * the payload's CRC is appended ({@link Crc32Append}). A datagram sent to several
-     * connections with one payload costs one pass over the payload, not one per connection.
+     * payloadLength} bytes (a multiple of 4: no pad) whose CRC-32 alone is {@code payloadCrc}
+     * ({@link #payloadCrc}), then the ICRC. Only the headers are read and the payload's CRC
+     * is appended ({@link Crc32Append}): a datagram sent to several connections with one
+     * payload costs one pass over the payload, not one per connection. The same value as
+     * {@link #compute} over the assembled datagram.
      */
     public int computeGathered(byte[] template, ByteBuffer head, int headOffset, int headerLength, int payloadCrc,
                                int payloadLength) {
@@ -69,7 +58,7 @@ public final class IcrcTemplate {
         return append.append((int) crc.getValue(), payloadCrc, payloadLength);
     }
 
-    /** The CRC-32 of {@code length} payload bytes at {@code offset} of {@code payload}, for {@link #computeGathered(byte[], ByteBuffer, int, int, int, int)}. */
+    /** The CRC-32 of {@code length} payload bytes at {@code offset} of {@code payload}, for {@link #computeGathered}. */
     public int payloadCrc(ByteBuffer payload, int offset, int length) {
         crc.reset();
         Icrc.update(crc, payload, offset, length);
