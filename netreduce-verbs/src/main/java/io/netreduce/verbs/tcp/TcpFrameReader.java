@@ -60,6 +60,10 @@ final class TcpFrameReader {
      */
     private final ByteBuffer inbox = ByteBuffer.allocateDirect(INBOX_BYTES).flip();
     private final FrameHeader readHeader = new FrameHeader().wrap(readHeaderBuffer);
+    /** A payload's destination buffers and then the inbox: one readv takes a payload's rest and what follows it. */
+    private ByteBuffer[] readVector = new ByteBuffer[2];
+    /** The last read from the socket returned less than it asked for: the socket had nothing more then. */
+    private boolean drained;
     private int readPhase = READ_HEADER;
     private long readLeft;
     private TcpRecvSlot readRecv;
@@ -105,6 +109,7 @@ final class TcpFrameReader {
             if (r < 0) {
                 throw new EOFException();
             }
+            drained = r < INBOX_BYTES;
             bytesRead += r;
             if (r == 0) {
                 return 0;
@@ -114,26 +119,51 @@ final class TcpFrameReader {
     }
 
     /**
-     * A large payload's rest, read straight into its destination: no copy for the bulk of
-     * a big message (only what came into the inbox with its header is copied).
+     * A large payload's rest, read straight into its destination, and in the same readv
+     * whatever follows it into the inbox: no copy for the bulk of a big message (only what
+     * came into the inbox with its header is copied), and no read call of its own for the
+     * next frame's header when the stream runs ahead of the reader.
      */
     private long readPayloadDirect(SocketChannel ch) throws IOException {
-        long r;
-        switch (readPhase) {
-            case READ_SCATTER:
-                r = ch.read(readRecv.iov, 0, readVectorLength);
-                break;
-            case READ_INTO_REGION:
-                r = ch.read(readTarget);
-                break;
-            default:
-                skipBuffer.clear().limit((int) Math.min(readLeft, SKIP_BUFFER_BYTES));
-                r = ch.read(skipBuffer);
-                break;
+        int n;
+        if (readPhase == READ_SCATTER) {
+            n = readVectorLength;
+            if (readVector.length < n + 1) {
+                readVector = new ByteBuffer[n + 1]; // once per larger scatter list
+            }
+            System.arraycopy(readRecv.iov, 0, readVector, 0, n);
+        } else if (readPhase == READ_INTO_REGION) {
+            readVector[0] = readTarget;
+            n = 1;
+        } else {
+            return skipDirect(ch);
         }
+        // The destination holds exactly the payload's rest: the stream's next frames land in the inbox.
+        long asked = readLeft + INBOX_BYTES;
+        inbox.clear();
+        readVector[n] = inbox;
+        long r = ch.read(readVector, 0, n + 1);
+        inbox.flip();
         if (r < 0) {
             throw new EOFException();
         }
+        drained = r < asked;
+        bytesRead += r;
+        readLeft -= Math.min(r, readLeft);
+        if (readLeft == 0) {
+            payloadDone();
+        }
+        return r;
+    }
+
+    /** A dropped payload's rest (error and RNR paths only), read and discarded. */
+    private long skipDirect(SocketChannel ch) throws IOException {
+        skipBuffer.clear().limit((int) Math.min(readLeft, SKIP_BUFFER_BYTES));
+        int r = ch.read(skipBuffer);
+        if (r < 0) {
+            throw new EOFException();
+        }
+        drained = skipBuffer.hasRemaining();
         bytesRead += r;
         readLeft -= r;
         if (readLeft == 0) {
@@ -391,11 +421,16 @@ final class TcpFrameReader {
         try {
             // Drain the inbox whatever the burst: bytes already read raise no readiness, so a
             // poller that went to sleep with some left would wait for the next frame.
+            // A read that returned less than it asked for found the socket empty: asking again
+            // at once would only cost a system call that finds nothing.
             for (int i = 0; i < READ_BURST || inbox.hasRemaining(); i++) {
                 if (readOnce(ch) == 0) {
                     break;
                 }
                 moved = true;
+                if (drained && !inbox.hasRemaining()) {
+                    break;
+                }
             }
         } catch (IOException e) {
             readFailed(e);
