@@ -63,6 +63,7 @@ public final class RankMain {
                 write(out.resolve("rank-" + c.rank() + "-" + n + ".bin"), t);
             }
             System.out.println("bytes sent " + c.counters().bytesSent());
+            System.out.println("retransmitted packets " + c.counters().retransmittedPackets());
         } catch (CollectiveException e) {
             System.out.println("FAILED " + e.getMessage());
             System.exit(2);
