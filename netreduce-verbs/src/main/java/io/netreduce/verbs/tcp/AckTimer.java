@@ -43,9 +43,9 @@ final class AckTimer implements AutoCloseable {
         return executor.scheduleWithFixedDelay(check, period, period, TimeUnit.NANOSECONDS);
     }
 
-    /** Runs {@code task} every {@code periodNanos} until the returned handle is cancelled. */
-    ScheduledFuture<?> repeat(Runnable task, long periodNanos) {
-        return executor.scheduleWithFixedDelay(task, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+    /** Runs {@code task} once, {@code delayNanos} from now. */
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        return executor.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
     }
 
     @Override

@@ -20,6 +20,8 @@ import java.nio.channels.SocketChannel;
  * own would carry the ACK, and its sender may be waiting to finish.
  */
 final class PolledProgress implements TcpProgressDriver {
+    /** Drives per idle spell while nobody polls: as often as the device looked before it timed itself. */
+    private static final int IDLE_DRIVES = 5;
     private final TcpQueuePair qp;
     private final TcpCompletionQueue sendCq;
     private final TcpCompletionQueue recvCq;
@@ -79,10 +81,16 @@ final class PolledProgress implements TcpProgressDriver {
     }
 
     @Override
-    public void driveIfIdle(long now, long idleNanos) {
-        if (qp.state() != QpState.CLOSED && now - lastPolledNanos > idleNanos) {
-            drive(false);
+    public long driveIfIdle(long now, long idleNanos) {
+        if (qp.state() == QpState.CLOSED) {
+            return Long.MAX_VALUE;
         }
+        long untilIdle = lastPolledNanos + idleNanos - now;
+        if (untilIdle > 0) {
+            return untilIdle;
+        }
+        drive(false);
+        return idleNanos / IDLE_DRIVES;
     }
 
     private boolean drive(boolean mayLeaveAck) {

@@ -49,8 +49,12 @@ final class TcpDevice implements Device {
      * socket), short against the ACK timeout a peer waits for.
      */
     static final long FALLBACK_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    /** How often the device looks for such queue pairs. */
-    static final long FALLBACK_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    /**
+     * The device looks for such queue pairs when the first of them would turn idle (a
+     * queue pair its caller keeps polling costs one look per {@link #FALLBACK_IDLE_NANOS},
+     * not a wake-up every few milliseconds), and never sooner than this after the last look.
+     */
+    static final long FALLBACK_MIN_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
     private static final TcpSetting SPIN = new TcpSetting(TcpVerbsProvider.SPIN_MICROS,
             TcpVerbsProvider.SPIN_MICROS_ENVIRONMENT);
@@ -133,23 +137,42 @@ final class TcpDevice implements Device {
      */
     synchronized void drive(TcpQueuePair qp) {
         driven = TcpQueuePair.with(driven, qp);
-        if (fallbackTask == null && open) {
-            try {
-                fallbackTask = ackTimer.repeat(this::driveIdle, FALLBACK_PERIOD_NANOS);
-            } catch (RejectedExecutionException e) {
-                LOG.debug("tcp device {}: no fallback progress, the device is closing", boundAddress);
-            }
+        if (fallbackTask == null) {
+            scheduleFallbackLocked(FALLBACK_IDLE_NANOS);
+        }
+    }
+
+    private void scheduleFallbackLocked(long delayNanos) {
+        if (!open) {
+            return;
+        }
+        try {
+            fallbackTask = ackTimer.schedule(this::driveIdle, Math.max(FALLBACK_MIN_DELAY_NANOS, delayNanos));
+        } catch (RejectedExecutionException e) {
+            LOG.debug("tcp device {}: no fallback progress, the device is closing", boundAddress);
         }
     }
 
     private void driveIdle() {
+        TcpQueuePair[] looked = driven;
         long now = System.nanoTime();
-        for (TcpQueuePair qp : driven) {
+        long next = Long.MAX_VALUE;
+        for (TcpQueuePair qp : looked) {
             try {
-                qp.driveIfIdle(now, FALLBACK_IDLE_NANOS);
+                next = Math.min(next, qp.driveIfIdle(now, FALLBACK_IDLE_NANOS));
             } catch (RuntimeException e) {
-                // A periodic task that throws is never run again: keep the others driven.
+                // Keep the others driven, and this one asked again.
                 LOG.error("tcp device {}: fallback progress of {} failed", boundAddress, qp, e);
+                next = Math.min(next, FALLBACK_IDLE_NANOS);
+            }
+        }
+        synchronized (this) {
+            fallbackTask = null;
+            if (driven != looked) {
+                next = Math.min(next, FALLBACK_IDLE_NANOS); // a queue pair joined after the look
+            }
+            if (next != Long.MAX_VALUE) {
+                scheduleFallbackLocked(next - (System.nanoTime() - now));
             }
         }
     }

@@ -29,8 +29,11 @@ interface TcpProgressDriver {
     /** A poller of one of the queue pair's completion queues asks for progress; true if anything moved. */
     boolean progress();
 
-    /** The device's fallback for a queue pair nobody has polled for {@code idleNanos}. */
-    void driveIfIdle(long now, long idleNanos);
+    /**
+     * The device's fallback for a queue pair nobody has polled for {@code idleNanos}; returns
+     * the nanoseconds until it next wants to be asked ({@link Long#MAX_VALUE}: never).
+     */
+    long driveIfIdle(long now, long idleNanos);
 
     /** The queue pair is closed: stop (outside the lock). */
     void stop();

@@ -480,9 +480,10 @@ final class TcpQueuePair implements QueuePair {
     /**
      * The device's fallback: progress for a queue pair nobody has polled for
      * {@code idleNanos}, as an RC NIC keeps answering while its application computes.
+     * Returns the nanoseconds until it next wants to be asked ({@link Long#MAX_VALUE}: never).
      */
-    void driveIfIdle(long now, long idleNanos) {
-        progress.driveIfIdle(now, idleNanos);
+    long driveIfIdle(long now, long idleNanos) {
+        return progress.driveIfIdle(now, idleNanos);
     }
 
     /**

@@ -71,8 +71,8 @@ final class ThreadedProgress implements TcpProgressDriver {
     }
 
     @Override
-    public void driveIfIdle(long now, long idleNanos) {
-        // never driven by the device
+    public long driveIfIdle(long now, long idleNanos) {
+        return Long.MAX_VALUE; // never driven by the device
     }
 
     @Override
