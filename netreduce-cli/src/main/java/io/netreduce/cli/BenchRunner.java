@@ -63,7 +63,8 @@ final class BenchRunner {
                 "--algorithms", o.algorithm,
                 "--sizes", String.join(",", workload.sizes().stream().map(String::valueOf).toList()),
                 "--iters", String.valueOf(o.iterations), "--warmup", String.valueOf(o.warmup),
-                "--warmup-seconds", String.valueOf(o.warmupSeconds), "--seconds-per-size", String.valueOf(o.secondsPerSize),
+                "--warmup-seconds", String.valueOf(Workload.localWarmupSeconds(o.warmupSeconds, o.local)),
+                "--seconds-per-size", String.valueOf(o.secondsPerSize),
                 "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
         if (CliLogging.verbose()) {
@@ -178,14 +179,14 @@ final class BenchRunner {
             }
             out.println(Json.write(new BenchReport("bench", ranks, o.algorithm, o.transport, o.mtu,
                     Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup,
-                    o.secondsPerSize, o.warmupSeconds, o.check, BUSBW_CONVENTION, paired, wrong, avgBusbw)));
+                    o.secondsPerSize, warmupSeconds(), o.check, BUSBW_CONVENTION, paired, wrong, avgBusbw)));
         } else {
             out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks%s, algorithm %s, transport %s, MTU %d%n",
                     String.valueOf(ranks), o.hosts.describe(), o.algorithm, o.transport, o.mtu);
             out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d"
                     + " seconds per size: %s, JIT warm-up seconds: %s%n", Sizes.parse(o.minBytes),
                     Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check,
-                    String.valueOf(o.secondsPerSize), String.valueOf(o.warmupSeconds));
+                    String.valueOf(o.secondsPerSize), String.valueOf(warmupSeconds()));
             out.println("# busbw = " + BUSBW_CONVENTION);
             out.println("#");
             out.print(Tables.bench(oop, ip));
@@ -194,6 +195,11 @@ final class BenchRunner {
         }
         out.flush();
         return wrong == 0 ? ExitCode.OK : ExitCode.WRONG_RESULTS;
+    }
+
+    /** The JIT warm-up the ranks ran: scaled for local ranks that outnumber the cores. */
+    private double warmupSeconds() {
+        return o.local != null ? Workload.localWarmupSeconds(o.warmupSeconds, o.local) : o.warmupSeconds;
     }
 
     private static String controlUrl(String hostPort) {

@@ -125,7 +125,8 @@ final class DemoRunner {
             if (!(o.warmupSeconds >= 0)) {
                 throw new IllegalArgumentException("--warmup-seconds must not be negative");
             }
-            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, 0, o.warmupSeconds,
+            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, 0,
+                    Workload.localWarmupSeconds(o.warmupSeconds, o.ranks),
                     true, false, true);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);
