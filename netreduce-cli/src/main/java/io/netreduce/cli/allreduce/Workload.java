@@ -42,8 +42,8 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
     /**
      * The warm-up for {@code localRanks} rank processes on this machine: {@code asked} times
      * ranks/cores where they outnumber the cores, since each rank's JIT compiler then gets
-     * that much less of a core (measured, 4 ranks on 2 cores, 64 KiB over tcp: the first
-     * size 1.3-2.9x its time after a 10 s warm-up, with 3 s).
+     * that much less of a core (measured, 4 ranks on 2 cores, 64 KiB over tcp as the first
+     * size: given 3 s, it took 1.1-3.4x its time after a 10 s warm-up).
      */
     public static double localWarmupSeconds(double asked, int localRanks) {
         return asked * Math.max(1.0, (double) localRanks / Runtime.getRuntime().availableProcessors());
