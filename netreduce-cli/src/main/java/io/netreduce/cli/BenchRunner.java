@@ -63,7 +63,7 @@ final class BenchRunner {
                 "--algorithms", o.algorithm,
                 "--sizes", String.join(",", workload.sizes().stream().map(String::valueOf).toList()),
                 "--iters", String.valueOf(o.iterations), "--warmup", String.valueOf(o.warmup),
-                "--warmup-seconds", String.valueOf(Workload.localWarmupSeconds(o.warmupSeconds, o.local)),
+                "--warmup-seconds", String.valueOf(warmupSeconds()),
                 "--seconds-per-size", String.valueOf(o.secondsPerSize),
                 "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
