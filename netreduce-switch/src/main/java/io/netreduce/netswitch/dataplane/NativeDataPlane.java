@@ -33,8 +33,13 @@ import org.slf4j.LoggerFactory;
 final class NativeDataPlane implements DataPlane {
     /** A whole GRO super-datagram. */
     static final int SLOT = 65_536;
-    /** Super-datagrams per {@code recvmmsg}: up to 2,048 datagrams of 1 KiB per system call. */
-    static final int SLOTS = 32;
+    /**
+     * Super-datagrams per {@code recvmmsg}: about 500 datagrams of 1 KiB or 120 of 4 KiB per
+     * system call, in 512 KiB, so that what the kernel copied in is still in the core's L2
+     * cache when the engine checks its ICRC and copies its lanes out (32 slots, 2 MiB, cost
+     * the switch 1.1x the CPU per GB at P = 4, MTU 4096: docs/benchmarks.md).
+     */
+    static final int SLOTS = 8;
     static final int SEND_WAIT_MILLIS = 10;
     private static final int IDLE_WAIT_MILLIS = 100;
     private static final int SOCKET_BUFFER = 8 << 20;
@@ -70,6 +75,7 @@ final class NativeDataPlane implements DataPlane {
         boolean gso = !"false".equals(System.getProperty(GSO_PROPERTY));
         this.runs = new DestinationRuns(gso);
         out.drainWith(b -> send());
+        engine.receiveArea(rx);
         try {
             fd = NativeUdp.open(Ipv4UdpHeader.toInt(bind.getAddress()), bind.getPort(), SOCKET_BUFFER, SOCKET_BUFFER,
                     true);

@@ -109,8 +109,7 @@ final class Ring {
     private final long[] slotClaimedNanos;
     private final long[] bitmap;
     private final boolean[] complete;
-    /** Per slot, the summed bytes of every packet position, ready to emit ({@code maxPackets * mtu}). */
-    /** Rank buffers, then the sum, per packet position: index ((slot * maxPackets + j) * (P + 1) + rank). */
+    /** Rank buffers while a packet position collects, and every position's sum ({@code (slot * maxPackets + j) * mtu}). */
     private final LaneStore lanes;
     private final byte[][] headers;
 
@@ -174,8 +173,9 @@ final class Ring {
         sentInOrder = new long[slots * maxPackets];
         lastNakAt = new long[ranks];
         int resultBytes = slots * maxPackets * mtu;
-        lanes = fp32 ? new LaneStore.Fp32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder(), resultBytes)
-                : new LaneStore.Int32(slots * maxPackets * (ranks + 1), mtu, config.byteOrder(), resultBytes);
+        int positions = slots * maxPackets;
+        lanes = fp32 ? new LaneStore.Fp32(positions, ranks, mtu, config.byteOrder(), resultBytes)
+                : new LaneStore.Int32(positions, ranks, mtu, config.byteOrder(), resultBytes);
         headers = new byte[slots][maxPackets * ranks * RingConfig.HEADER_CAPACITY];
         cltValid = new boolean[ranks * slots];
         cltMsg = new int[ranks * slots];
@@ -184,8 +184,9 @@ final class Ring {
         retiredEnd = new int[ranks];
     }
 
-    private int bufferAt(int s, int j, int rank) {
-        return (s * maxPackets + j) * (ranks + 1) + rank;
+    /** See {@link AggregationEngine#receiveArea}. */
+    void sourceArea(ByteBuffer area) {
+        lanes.sourceArea(area);
     }
 
     /** Where the sum of packet j of slot s lies in the lane store's results. */
@@ -381,7 +382,7 @@ final class Ring {
             }
         }
         buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
-        lanes.store(buf, frame.offset() + hdrLength, laneBytes, bufferAt(s, j, rank));
+        lanes.store(pk, rank, buf, frame.offset() + hdrLength, laneBytes);
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;
         if (bits == fullMask) {
@@ -485,7 +486,7 @@ final class Ring {
             // Not completed: the next retransmission of any rank's packet completes it.
             return;
         }
-        lanes.sum(bufferAt(s, j, 0), ranks, laneBytes, resultAt(s, j));
+        lanes.sum(pk, laneBytes, resultAt(s, j));
         complete[pk] = true;
         aggregationsCompleted = aggregationsCompleted + 1;
         em.count(SwitchCounters.Counter.AGGREGATIONS_COMPLETED);
@@ -594,6 +595,9 @@ final class Ring {
             pastFrontierSent = false;
         }
         int from = s * maxPackets;
+        for (int pk = from; pk < from + maxPackets; pk++) {
+            lanes.release(pk); // rank buffers of a message never summed (a call mismatch)
+        }
         java.util.Arrays.fill(bitmap, from, from + maxPackets, 0L);
         java.util.Arrays.fill(complete, from, from + maxPackets, false);
         java.util.Arrays.fill(sentInOrder, from, from + maxPackets, 0L);

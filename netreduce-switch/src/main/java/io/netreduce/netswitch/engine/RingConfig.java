@@ -18,8 +18,8 @@ import java.util.Objects;
  * element range on every rank.
  *
  * <p>The aggregator memory the ring needs is fixed here: 2N message slots, each with
- * packetsPerMessage packet positions holding P rank buffers, the typed sum and its bytes
- * (MTU bytes each), plus a small header store per rank and packet.
+ * packetsPerMessage packet positions holding P rank buffers and the sum's bytes (MTU bytes
+ * each), plus a small header store per rank and packet and one typed running sum.
  */
 public record RingConfig(int ringId, int ranks, int window, int messagePayloadLength, int mtu, int dtype,
                          ByteOrder byteOrder) {
@@ -49,7 +49,7 @@ public record RingConfig(int ringId, int ranks, int window, int messagePayloadLe
         if (!InaHeader.isKnownDtype(dtype)) {
             throw new IllegalArgumentException("unknown dtype " + dtype + " (0 = fp32, 1 = int32)");
         }
-        long perSlot = (long) packetsFor(messagePayloadLength, mtu) * (ranks + 2) * mtu;
+        long perSlot = (long) packetsFor(messagePayloadLength, mtu) * (ranks + 1) * mtu;
         if (perSlot > Integer.MAX_VALUE - 64) {
             throw new IllegalArgumentException("one message slot would need " + perSlot
                     + " bytes; use shorter messages");
@@ -78,8 +78,8 @@ public record RingConfig(int ringId, int ranks, int window, int messagePayloadLe
     /** Aggregator memory this ring reserves against the switch budget. */
     public long aggregatorBytes() {
         long positions = (long) slots() * packetsPerMessage();
-        // P rank buffers + the typed sum + the sum's bytes, plus each rank's headers.
-        return positions * (ranks + 2) * mtu + positions * ranks * HEADER_CAPACITY;
+        // P rank buffers + the sum's bytes, plus each rank's headers and one typed running sum.
+        return positions * (ranks + 1) * mtu + positions * ranks * HEADER_CAPACITY + mtu;
     }
 
     public String dtypeName() {
