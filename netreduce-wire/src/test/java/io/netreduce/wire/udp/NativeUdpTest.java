@@ -184,4 +184,31 @@ class NativeUdpTest {
             NativeUdp.close(a);
         }
     }
+
+    @Test
+    void crc32EqualsTheJdksOverEveryLengthAlignmentAndSplit() {
+        long seed = System.nanoTime();
+        System.out.println("NativeUdpTest crc32 seed " + seed + ", folds with PCLMULQDQ: " + NativeUdp.crc32Folds());
+        Random rnd = new Random(seed);
+        byte[] bytes = new byte[9000];
+        rnd.nextBytes(bytes);
+        ByteBuffer mem = ByteBuffer.allocateDirect(bytes.length).put(0, bytes);
+        long base = NativeUdp.address(mem);
+        java.util.zip.CRC32 jdk = new java.util.zip.CRC32();
+        for (int trial = 0; trial < 3000; trial++) {
+            // every length up to 300 (table tail and fold edges), then random ones up to 8 KiB
+            int length = trial < 300 ? trial : rnd.nextInt(8192);
+            int at = rnd.nextInt(bytes.length - length + 1);
+            int split = rnd.nextInt(length + 1);
+            jdk.reset();
+            // both continue from the CRC of a random prefix (0 to 63 bytes)
+            int prefix = rnd.nextInt(64);
+            jdk.update(bytes, bytes.length - prefix, prefix);
+            int from = (int) jdk.getValue();
+            jdk.update(bytes, at, length);
+            int got = NativeUdp.crc32(from, base + at, split, base + at + split, length - split);
+            assertEquals((int) jdk.getValue(), got, "length " + length + " at " + at + " split " + split
+                    + " (seed " + seed + ")");
+        }
+    }
 }
