@@ -5,6 +5,7 @@ import io.netreduce.netswitch.engine.DropReason;
 import io.netreduce.netswitch.engine.OutputBatch;
 import io.netreduce.netswitch.engine.SwitchCounters;
 import io.netreduce.wire.roce.Ipv4UdpHeader;
+import io.netreduce.wire.udp.AddressCache;
 import io.netreduce.wire.udp.NativeUdp;
 import io.netreduce.wire.udp.SendPlan;
 import java.io.IOException;
@@ -57,8 +58,8 @@ final class NativeDataPlane implements DataPlane {
     /** Room for every datagram of a batch as a run of its own, in three pieces. */
     private final SendPlan plan = new SendPlan(256 * 16);
     private final long outAddress = NativeUdp.address(out.block());
-    private ByteBuffer lastPayload;
-    private long lastPayloadAddress;
+    /** Rings' result memory: batches mostly hold one ring's results, so one lookup per ring in a row. */
+    private final AddressCache results = new AddressCache();
     private final DestinationRuns runs;
     private final DestinationRuns.Sink planner = this::plan;
     private final Thread thread;
@@ -160,19 +161,11 @@ final class NativeDataPlane implements DataPlane {
             int headers = batch.headerLength(i);
             // headers, then the sum where the ring keeps it, then the ICRC after the headers
             plan.packet(outAddress + batch.offset(i), batch.length(i), headers,
-                    headers == 0 ? 0 : addressOf(batch.payload(i)) + batch.payloadOffset(i), batch.payloadLength(i));
+                    headers == 0 ? 0 : results.of(batch.payload(i)) + batch.payloadOffset(i), batch.payloadLength(i));
         }
         plan.endRun(length);
     }
 
-    /** The native address of a ring's result memory (one lookup per ring in a row: batches mostly hold one ring's). */
-    private long addressOf(ByteBuffer payload) {
-        if (payload != lastPayload) {
-            lastPayload = payload;
-            lastPayloadAddress = NativeUdp.address(payload);
-        }
-        return lastPayloadAddress;
-    }
 
     @Override
     public void close() {

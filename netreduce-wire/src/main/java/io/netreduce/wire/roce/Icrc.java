@@ -1,5 +1,7 @@
 package io.netreduce.wire.roce;
 
+import io.netreduce.wire.udp.AddressCache;
+import io.netreduce.wire.udp.NativeUdp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32;
@@ -12,15 +14,33 @@ import java.util.zip.CRC32;
  * <p>Over UDP sockets the real IP header is the kernel's, so the canonical header of
  * {@link Ipv4UdpHeader} stands in for it. Not thread-safe: each thread keeps its own
  * instance; computing allocates nothing and streams the payload straight from the buffer,
- * whose position and limit it moves for the duration of the call.
+ * whose position and limit it moves for the duration of the call. Where the native library
+ * loads and the datagram lies in direct memory, the masked headers and the rest go to
+ * {@link NativeUdp#crc32} in one call (see {@link IcrcTemplate}).
  */
 public final class Icrc {
     public static final int LENGTH = 4;
     private static final int MASKED_LENGTH = Ipv4UdpHeader.LENGTH + Bth.LENGTH;
-    private static final byte[] LRH_STANDIN = {-1, -1, -1, -1, -1, -1, -1, -1};
+    /** The 8 bytes of ones standing in for the LRH, then the masked IPv4, UDP and BTH headers. */
+    private static final int LRH = 8;
+    private static final int PREFIX = LRH + MASKED_LENGTH;
+    /** Room after the prefix for a gathered datagram's other headers, to take them in the same call. */
+    private static final int HEADER_ROOM = 64;
+    private static final boolean NATIVE = NativeUdp.available();
 
     private final CRC32 crc = new CRC32();
-    private final ByteBuffer masked = ByteBuffer.allocate(MASKED_LENGTH);
+    /** The prefix, and a gathered datagram's other headers after it; the masked headers are a view from byte 8. */
+    private final ByteBuffer prefix = ByteBuffer.allocateDirect(PREFIX + HEADER_ROOM);
+    private final ByteBuffer masked;
+    private final long prefixAddress = NATIVE ? NativeUdp.address(prefix) : 0;
+    private final AddressCache addresses = new AddressCache();
+
+    public Icrc() {
+        for (int i = 0; i < LRH; i++) {
+            prefix.put(i, (byte) -1);
+        }
+        masked = prefix.slice(LRH, MASKED_LENGTH);
+    }
 
     /**
      * ICRC of a RoCE datagram ({@code roce} holds BTH .. ICRC at [offset, offset + length)),
@@ -53,8 +73,14 @@ public final class Icrc {
         for (int i = 0; i < Bth.LENGTH; i++) {
             masked.put(Ipv4UdpHeader.LENGTH + i, head.get(headOffset + i));
         }
-        startMasked();
-        update(crc, head, headOffset + Bth.LENGTH, headerLength - Bth.LENGTH);
+        mask();
+        int rest = headerLength - Bth.LENGTH;
+        if (NATIVE && pad == 0 && rest <= HEADER_ROOM && payload.isDirect()) {
+            prefix.put(PREFIX, head, headOffset + Bth.LENGTH, rest);
+            return NativeUdp.crc32(0, prefixAddress, PREFIX + rest, addresses.of(payload) + payloadOffset, payloadLength);
+        }
+        startPrefix();
+        update(crc, head, headOffset + Bth.LENGTH, rest);
         update(crc, payload, payloadOffset, payloadLength);
         for (int i = 0; i < pad; i++) {
             crc.update(0);
@@ -74,21 +100,29 @@ public final class Icrc {
     }
 
     private int computeMasked(ByteBuffer roce, int roceOffset, int roceLength) {
-        startMasked();
-        update(crc, roce, roceOffset + Bth.LENGTH, roceLength - Bth.LENGTH - LENGTH);
+        mask();
+        int rest = roceLength - Bth.LENGTH - LENGTH;
+        if (NATIVE && roce.isDirect()) {
+            return NativeUdp.crc32(0, prefixAddress, PREFIX, addresses.of(roce) + roceOffset + Bth.LENGTH, rest);
+        }
+        startPrefix();
+        update(crc, roce, roceOffset + Bth.LENGTH, rest);
         return (int) crc.getValue();
     }
 
-    /** Restarts the CRC over the LRH stand-in and the masked IPv4, UDP and BTH headers in {@link #masked}. */
-    private void startMasked() {
+    /** Sets the variant fields of the IPv4, UDP and BTH headers in {@link #masked} to ones. */
+    private void mask() {
         masked.put(Ipv4UdpHeader.TOS_OFFSET, (byte) 0xFF);
         masked.put(Ipv4UdpHeader.TTL_OFFSET, (byte) 0xFF);
         masked.putShort(Ipv4UdpHeader.CHECKSUM_OFFSET, (short) 0xFFFF);
         masked.putShort(Ipv4UdpHeader.UDP_CHECKSUM_OFFSET, (short) 0xFFFF);
         masked.put(Ipv4UdpHeader.LENGTH + Bth.ECN_OFFSET, (byte) 0xFF);
+    }
+
+    /** Restarts the JDK's CRC over the prefix: the LRH stand-in and the masked headers. */
+    private void startPrefix() {
         crc.reset();
-        crc.update(LRH_STANDIN);
-        crc.update(masked.array(), 0, MASKED_LENGTH);
+        update(crc, prefix, 0, PREFIX);
     }
 
     /** Streams [at, at + length) of {@code b} into {@code crc} (no duplicate, no copy), then puts its position and limit back. */

@@ -2,6 +2,7 @@ package io.netreduce.wire.roce;
 
 import io.netreduce.wire.roce.Ipv4UdpHeader;
 
+import io.netreduce.wire.udp.AddressCache;
 import io.netreduce.wire.udp.NativeUdp;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
@@ -34,8 +35,7 @@ public final class IcrcTemplate {
     /** The template and headers again in direct memory, for {@link NativeUdp#crc32}. */
     private final ByteBuffer direct = NATIVE ? ByteBuffer.allocateDirect(TEMPLATE_LENGTH + HEADER_ROOM) : null;
     private final long directAddress = NATIVE ? NativeUdp.address(direct) : 0;
-    private ByteBuffer lastBuffer;
-    private long lastAddress;
+    private final AddressCache addresses = new AddressCache();
 
     /** LRH stand-in plus the masked canonical IPv4/UDP header between two endpoints (lengths 0). */
     public static byte[] template(int srcIp, int dstIp, int srcPort, int dstPort) {
@@ -56,7 +56,7 @@ public final class IcrcTemplate {
         patch(template, roce, offset, length);
         if (NATIVE && roce.isDirect()) {
             direct.put(0, scratch, 0, TEMPLATE_LENGTH);
-            return NativeUdp.crc32(0, directAddress, TEMPLATE_LENGTH, addressOf(roce) + offset + Bth.LENGTH,
+            return NativeUdp.crc32(0, directAddress, TEMPLATE_LENGTH, addresses.of(roce) + offset + Bth.LENGTH,
                     length - Bth.LENGTH - Icrc.LENGTH);
         }
         crc.reset();
@@ -95,20 +95,11 @@ public final class IcrcTemplate {
     /** The CRC-32 of {@code length} payload bytes at {@code offset} of {@code payload}, for {@link #computeGathered}. */
     public int payloadCrc(ByteBuffer payload, int offset, int length) {
         if (NATIVE && payload.isDirect()) {
-            return NativeUdp.crc32(0, addressOf(payload) + offset, length, 0, 0);
+            return NativeUdp.crc32(0, addresses.of(payload) + offset, length, 0, 0);
         }
         crc.reset();
         Icrc.update(crc, payload, offset, length);
         return (int) crc.getValue();
-    }
-
-    /** The native address of a direct buffer (one lookup while the same buffer comes again). */
-    private long addressOf(ByteBuffer b) {
-        if (b != lastBuffer) {
-            lastBuffer = b;
-            lastAddress = NativeUdp.address(b);
-        }
-        return lastAddress;
     }
 
     /** Writes the template with the datagram's lengths and its BTH (at {@code offset} of {@code roce}) masked in to the scratch. */
