@@ -4,6 +4,7 @@ import io.netreduce.wire.udp.AddressCache;
 import io.netreduce.wire.udp.NativeUdp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Objects;
 import java.util.zip.CRC32;
 
 /**
@@ -77,7 +78,8 @@ public final class Icrc {
         int rest = headerLength - Bth.LENGTH;
         if (NATIVE && pad == 0 && rest <= HEADER_ROOM && payload.isDirect()) {
             prefix.put(PREFIX, head, headOffset + Bth.LENGTH, rest);
-            return NativeUdp.crc32(0, prefixAddress, PREFIX + rest, addresses.of(payload) + payloadOffset, payloadLength);
+            return NativeUdp.crc32(0, prefixAddress, PREFIX + rest,
+                    addresses.of(payload) + inBounds(payload, payloadOffset, payloadLength), payloadLength);
         }
         startPrefix();
         update(crc, head, headOffset + Bth.LENGTH, rest);
@@ -103,7 +105,8 @@ public final class Icrc {
         mask();
         int rest = roceLength - Bth.LENGTH - LENGTH;
         if (NATIVE && roce.isDirect()) {
-            return NativeUdp.crc32(0, prefixAddress, PREFIX, addresses.of(roce) + roceOffset + Bth.LENGTH, rest);
+            return NativeUdp.crc32(0, prefixAddress, PREFIX,
+                    addresses.of(roce) + inBounds(roce, roceOffset + Bth.LENGTH, rest), rest);
         }
         startPrefix();
         update(crc, roce, roceOffset + Bth.LENGTH, rest);
@@ -125,8 +128,17 @@ public final class Icrc {
         update(crc, prefix, 0, PREFIX);
     }
 
+    /**
+     * {@code at}, once [at, at + length) is checked to lie within {@code b}: native code reads
+     * it by address, where a wrong length would read past the buffer instead of throwing.
+     */
+    static int inBounds(ByteBuffer b, int at, int length) {
+        return Objects.checkFromIndexSize(at, length, b.capacity());
+    }
+
     /** Streams [at, at + length) of {@code b} into {@code crc} (no duplicate, no copy), then puts its position and limit back. */
     static void update(CRC32 crc, ByteBuffer b, int at, int length) {
+        inBounds(b, at, length); // the same exception as the native path's
         int position = b.position();
         int limit = b.limit();
         b.limit(at + length).position(at);

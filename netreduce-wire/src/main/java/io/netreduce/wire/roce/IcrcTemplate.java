@@ -56,8 +56,9 @@ public final class IcrcTemplate {
         patch(template, roce, offset, length);
         if (NATIVE && roce.isDirect()) {
             direct.put(0, scratch, 0, TEMPLATE_LENGTH);
-            return NativeUdp.crc32(0, directAddress, TEMPLATE_LENGTH, addresses.of(roce) + offset + Bth.LENGTH,
-                    length - Bth.LENGTH - Icrc.LENGTH);
+            int rest = length - Bth.LENGTH - Icrc.LENGTH;
+            return NativeUdp.crc32(0, directAddress, TEMPLATE_LENGTH,
+                    addresses.of(roce) + Icrc.inBounds(roce, offset + Bth.LENGTH, rest), rest);
         }
         crc.reset();
         crc.update(scratch, 0, TEMPLATE_LENGTH);
@@ -95,7 +96,7 @@ public final class IcrcTemplate {
     /** The CRC-32 of {@code length} payload bytes at {@code offset} of {@code payload}, for {@link #computeGathered}. */
     public int payloadCrc(ByteBuffer payload, int offset, int length) {
         if (NATIVE && payload.isDirect()) {
-            return NativeUdp.crc32(0, addresses.of(payload) + offset, length, 0, 0);
+            return NativeUdp.crc32(0, addresses.of(payload) + Icrc.inBounds(payload, offset, length), length, 0, 0);
         }
         crc.reset();
         Icrc.update(crc, payload, offset, length);

@@ -2,6 +2,7 @@ package io.netreduce.wire.roce;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
@@ -134,5 +135,18 @@ class IcrcTest {
                 assertEquals(6, data.limit());
             }
         }
+    }
+
+    /** A datagram said to run past its buffer is refused with an exception, on the native path too (no read past it). */
+    @Test
+    void aLengthPastTheBufferThrowsInsteadOfReadingOn() {
+        ByteBuffer direct = ByteBuffer.allocateDirect(100);
+        Icrc icrc = new Icrc();
+        assertThrows(IndexOutOfBoundsException.class,
+                () -> icrc.compute(0x7f000001, 0x7f000002, 49152, 4791, direct, 40, 100));
+        IcrcTemplate t = new IcrcTemplate();
+        byte[] template = IcrcTemplate.template(0x7f000001, 0x7f000002, 49152, 4791);
+        assertThrows(IndexOutOfBoundsException.class, () -> t.compute(template, direct, 40, 100));
+        assertThrows(IndexOutOfBoundsException.class, () -> t.payloadCrc(direct, 90, 20));
     }
 }
