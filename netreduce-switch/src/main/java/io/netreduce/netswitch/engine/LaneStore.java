@@ -25,7 +25,7 @@ import java.nio.IntBuffer;
  */
 abstract class LaneStore {
     protected final int ranks;
-    protected final ByteOrder order;
+    private final ByteOrder order;
     protected final byte[] stagingBytes;
     protected final ByteBuffer staging;
     /**
@@ -39,7 +39,7 @@ abstract class LaneStore {
     private final int[] free;
     private int freeCount;
     /** The data plane's receive area, which lanes are copied out of through a view; null: none declared. */
-    protected ByteBuffer area;
+    private ByteBuffer area;
 
     LaneStore(int positions, int ranks, int mtu, ByteOrder order, int resultBytes) {
         this.ranks = ranks;
