@@ -166,7 +166,6 @@ final class NativeDataPlane implements DataPlane {
         plan.endRun(length);
     }
 
-
     @Override
     public void close() {
         if (closed) {

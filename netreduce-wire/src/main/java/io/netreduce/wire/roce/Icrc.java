@@ -25,8 +25,8 @@ public final class Icrc {
     /** The 8 bytes of ones standing in for the LRH, then the masked IPv4, UDP and BTH headers. */
     private static final int LRH = 8;
     private static final int PREFIX = LRH + MASKED_LENGTH;
-    /** Room after the prefix for a gathered datagram's other headers, to take them in the same call. */
-    private static final int HEADER_ROOM = 64;
+    /** Room after the masked headers for a datagram's other headers, to take them in the same native call. */
+    static final int HEADER_ROOM = 64;
     private static final boolean NATIVE = NativeUdp.available();
 
     private final CRC32 crc = new CRC32();

@@ -25,16 +25,13 @@ public final class IcrcTemplate {
     private static final int IP = 8;
     private static final int BTH = IP + Ipv4UdpHeader.LENGTH;
 
-    /** Room after the template for a result's other headers (an ImmDt and the INA header). */
-    private static final int HEADER_ROOM = 64;
     private static final boolean NATIVE = NativeUdp.available();
 
     private final CRC32 crc = new CRC32();
-    private final byte[] scratch = new byte[TEMPLATE_LENGTH + HEADER_ROOM];
+    /** The patched template, then a result's other headers (an ImmDt and the INA header): direct, for {@link NativeUdp#crc32}. */
+    private final ByteBuffer scratch = ByteBuffer.allocateDirect(TEMPLATE_LENGTH + Icrc.HEADER_ROOM);
+    private final long scratchAddress = NATIVE ? NativeUdp.address(scratch) : 0;
     private final Crc32Append append = new Crc32Append();
-    /** The template and headers again in direct memory, for {@link NativeUdp#crc32}. */
-    private final ByteBuffer direct = NATIVE ? ByteBuffer.allocateDirect(TEMPLATE_LENGTH + HEADER_ROOM) : null;
-    private final long directAddress = NATIVE ? NativeUdp.address(direct) : 0;
     private final AddressCache addresses = new AddressCache();
 
     /** LRH stand-in plus the masked canonical IPv4/UDP header between two endpoints (lengths 0). */
@@ -54,15 +51,14 @@ public final class IcrcTemplate {
     /** ICRC of the datagram (BTH .. ICRC) at [offset, offset + length) of {@code roce}. */
     public int compute(byte[] template, ByteBuffer roce, int offset, int length) {
         patch(template, roce, offset, length);
+        int rest = length - Bth.LENGTH - Icrc.LENGTH;
         if (NATIVE && roce.isDirect()) {
-            direct.put(0, scratch, 0, TEMPLATE_LENGTH);
-            int rest = length - Bth.LENGTH - Icrc.LENGTH;
-            return NativeUdp.crc32(0, directAddress, TEMPLATE_LENGTH,
+            return NativeUdp.crc32(0, scratchAddress, TEMPLATE_LENGTH,
                     addresses.of(roce) + Icrc.inBounds(roce, offset + Bth.LENGTH, rest), rest);
         }
         crc.reset();
-        crc.update(scratch, 0, TEMPLATE_LENGTH);
-        Icrc.update(crc, roce, offset + Bth.LENGTH, length - Bth.LENGTH - Icrc.LENGTH);
+        Icrc.update(crc, scratch, 0, TEMPLATE_LENGTH);
+        Icrc.update(crc, roce, offset + Bth.LENGTH, rest);
         return (int) crc.getValue();
     }
 
@@ -80,13 +76,13 @@ public final class IcrcTemplate {
         patch(template, head, headOffset, headerLength + payloadLength + Icrc.LENGTH);
         int rest = headerLength - Bth.LENGTH;
         int headersCrc;
-        if (NATIVE && rest <= HEADER_ROOM) {
+        if (NATIVE && rest <= Icrc.HEADER_ROOM) {
             // the headers after the template, so that one call covers both
-            direct.put(0, scratch, 0, TEMPLATE_LENGTH).put(TEMPLATE_LENGTH, head, headOffset + Bth.LENGTH, rest);
-            headersCrc = NativeUdp.crc32(0, directAddress, TEMPLATE_LENGTH + rest, 0, 0);
+            scratch.put(TEMPLATE_LENGTH, head, headOffset + Bth.LENGTH, rest);
+            headersCrc = NativeUdp.crc32(0, scratchAddress, TEMPLATE_LENGTH + rest, 0, 0);
         } else {
             crc.reset();
-            crc.update(scratch, 0, TEMPLATE_LENGTH);
+            Icrc.update(crc, scratch, 0, TEMPLATE_LENGTH);
             Icrc.update(crc, head, headOffset + Bth.LENGTH, rest);
             headersCrc = (int) crc.getValue();
         }
@@ -105,16 +101,13 @@ public final class IcrcTemplate {
 
     /** Writes the template with the datagram's lengths and its BTH (at {@code offset} of {@code roce}) masked in to the scratch. */
     private void patch(byte[] template, ByteBuffer roce, int offset, int length) {
-        byte[] h = scratch;
-        System.arraycopy(template, 0, h, 0, BTH);
+        ByteBuffer h = scratch;
+        h.put(0, template, 0, BTH);
         int udpLength = Ipv4UdpHeader.UDP_LENGTH + length;
-        int ipLength = Ipv4UdpHeader.IPV4_LENGTH + udpLength;
-        h[IP + Ipv4UdpHeader.TOTAL_LENGTH_OFFSET] = (byte) (ipLength >>> 8);
-        h[IP + Ipv4UdpHeader.TOTAL_LENGTH_OFFSET + 1] = (byte) ipLength;
-        h[IP + Ipv4UdpHeader.UDP_LENGTH_OFFSET] = (byte) (udpLength >>> 8);
-        h[IP + Ipv4UdpHeader.UDP_LENGTH_OFFSET + 1] = (byte) udpLength;
-        roce.get(offset, h, BTH, Bth.LENGTH);
-        h[BTH + Bth.ECN_OFFSET] = (byte) 0xFF;
+        h.putShort(IP + Ipv4UdpHeader.TOTAL_LENGTH_OFFSET, (short) (Ipv4UdpHeader.IPV4_LENGTH + udpLength));
+        h.putShort(IP + Ipv4UdpHeader.UDP_LENGTH_OFFSET, (short) udpLength);
+        h.put(BTH, roce, offset, Bth.LENGTH);
+        h.put(BTH + Bth.ECN_OFFSET, (byte) 0xFF);
     }
 
     public boolean verify(byte[] template, ByteBuffer roce, int offset, int length) {
