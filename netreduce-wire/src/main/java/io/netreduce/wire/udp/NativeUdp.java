@@ -89,10 +89,10 @@ public final class NativeUdp {
         return REASON;
     }
 
-    /** Which UDP I/O and CRC-32 run: native (and whether the CRC folds with PCLMULQDQ), or pure Java and why. */
+    /** Which UDP I/O and CRC-32 run: native (and how the CRC folds), or pure Java and why. */
     public static String describe() {
         return available() ? "native batched UDP I/O (recvmmsg + GRO, sendmmsg + GSO), CRC-32 "
-                + (crc32Folds() == 1 ? "folded with PCLMULQDQ" : "through tables")
+                + CRC_FOLDS[Math.min(crc32Folds(), CRC_FOLDS.length - 1)]
                 : "pure-Java UDP I/O through Netty and the JDK's CRC-32 (native library not loaded: " + REASON + ")";
     }
 
@@ -183,8 +183,21 @@ public final class NativeUdp {
      */
     public static native int crc32(int crc, long a, int an, long b, int bn);
 
-    /** Whether {@link #crc32} folds with PCLMULQDQ on this CPU (1) or runs through tables (0). */
+    /** How {@link #crc32}'s widest fold on this CPU reads in {@link #describe()}, by {@link #crc32Folds()}. */
+    private static final String[] CRC_FOLDS = {"through tables", "folded with PCLMULQDQ",
+        "folded with VPCLMULQDQ (AVX-512)"};
+
+    /**
+     * How {@link #crc32} folds on this CPU: 0 through tables only, 1 with PCLMULQDQ (64 bytes a
+     * step), 2 with VPCLMULQDQ on AVX-512 registers (256 bytes a step).
+     */
     public static native int crc32Folds();
+
+    /**
+     * {@link #crc32} folding no wider than {@code folds} (a {@link #crc32Folds()} value): the
+     * narrower paths run only on CPUs without the wider ones, so tests reach them through this.
+     */
+    public static native int crc32Narrowed(int folds, int crc, long a, int an, long b, int bn);
 
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 

@@ -188,7 +188,8 @@ class NativeUdpTest {
     @Test
     void crc32EqualsTheJdksOverEveryLengthAlignmentAndSplit() {
         long seed = System.nanoTime();
-        System.out.println("NativeUdpTest crc32 seed " + seed + ", folds with PCLMULQDQ: " + NativeUdp.crc32Folds());
+        int widest = NativeUdp.crc32Folds();
+        System.out.println("NativeUdpTest crc32 seed " + seed + ", widest fold " + widest + " (" + NativeUdp.describe() + ")");
         Random rnd = new Random(seed);
         byte[] bytes = new byte[9000];
         rnd.nextBytes(bytes);
@@ -196,8 +197,8 @@ class NativeUdpTest {
         long base = NativeUdp.address(mem);
         java.util.zip.CRC32 jdk = new java.util.zip.CRC32();
         for (int trial = 0; trial < 3000; trial++) {
-            // every length up to 300 (table tail and fold edges), then random ones up to 8 KiB
-            int length = trial < 300 ? trial : rnd.nextInt(8192);
+            // every length up to 600 (table tail, the 64- and 256-byte folds' edges), then random ones up to 8 KiB
+            int length = trial < 600 ? trial : rnd.nextInt(8192);
             int at = rnd.nextInt(bytes.length - length + 1);
             int split = rnd.nextInt(length + 1);
             jdk.reset();
@@ -206,9 +207,15 @@ class NativeUdpTest {
             jdk.update(bytes, bytes.length - prefix, prefix);
             int from = (int) jdk.getValue();
             jdk.update(bytes, at, length);
-            int got = NativeUdp.crc32(from, base + at, split, base + at + split, length - split);
-            assertEquals((int) jdk.getValue(), got, "length " + length + " at " + at + " split " + split
-                    + " (seed " + seed + ")");
+            String where = "length " + length + " at " + at + " split " + split + " (seed " + seed + ")";
+            assertEquals((int) jdk.getValue(), NativeUdp.crc32(from, base + at, split, base + at + split, length - split),
+                    where);
+            // and every narrower fold this CPU can run, which the default call never takes here
+            for (int folds = 0; folds < widest; folds++) {
+                assertEquals((int) jdk.getValue(),
+                        NativeUdp.crc32Narrowed(folds, from, base + at, split, base + at + split, length - split),
+                        where + ", folds " + folds);
+            }
         }
     }
 }
