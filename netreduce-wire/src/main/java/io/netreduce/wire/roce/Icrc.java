@@ -51,7 +51,7 @@ public final class Icrc {
         if (length < Bth.LENGTH + LENGTH) {
             throw new IllegalArgumentException("RoCE datagram of " + length + " bytes is shorter than BTH + ICRC");
         }
-        Ipv4UdpHeader.write(masked, 0, srcIp, dstIp, srcPort, dstPort, length);
+        Ipv4UdpHeader.writeUnchecked(masked, 0, srcIp, dstIp, srcPort, dstPort, length);
         for (int i = 0; i < Bth.LENGTH; i++) {
             masked.put(Ipv4UdpHeader.LENGTH + i, roce.get(offset + i));
         }
@@ -70,7 +70,7 @@ public final class Icrc {
             throw new IllegalArgumentException("RoCE headers of " + headerLength + " bytes are shorter than a BTH");
         }
         int length = headerLength + payloadLength + pad + LENGTH;
-        Ipv4UdpHeader.write(masked, 0, srcIp, dstIp, srcPort, dstPort, length);
+        Ipv4UdpHeader.writeUnchecked(masked, 0, srcIp, dstIp, srcPort, dstPort, length);
         for (int i = 0; i < Bth.LENGTH; i++) {
             masked.put(Ipv4UdpHeader.LENGTH + i, head.get(headOffset + i));
         }

@@ -44,6 +44,16 @@ public final class Ipv4UdpHeader {
      */
     public static void write(ByteBuffer b, int offset, int srcIp, int dstIp, int srcPort, int dstPort,
                              int udpPayloadLength) {
+        writeUnchecked(b, offset, srcIp, dstIp, srcPort, dstPort, udpPayloadLength);
+        b.putShort(offset + CHECKSUM_OFFSET, (short) ipChecksum(b, offset));
+    }
+
+    /**
+     * {@link #write} with the IPv4 checksum left 0: for the ICRC, which masks the checksum
+     * to ones (IBTA Annex A17), so computing it per datagram would be wasted.
+     */
+    public static void writeUnchecked(ByteBuffer b, int offset, int srcIp, int dstIp, int srcPort, int dstPort,
+                                      int udpPayloadLength) {
         int udpLen = UDP_LENGTH + udpPayloadLength;
         b.put(offset + VERSION_IHL_OFFSET, (byte) VERSION_IHL);
         b.put(offset + TOS_OFFSET, (byte) 0);
@@ -55,7 +65,6 @@ public final class Ipv4UdpHeader {
         b.putShort(offset + CHECKSUM_OFFSET, (short) 0);
         b.putInt(offset + SRC_ADDRESS_OFFSET, srcIp);
         b.putInt(offset + DST_ADDRESS_OFFSET, dstIp);
-        b.putShort(offset + CHECKSUM_OFFSET, (short) ipChecksum(b, offset));
         b.putShort(offset + UDP_SRC_PORT_OFFSET, (short) srcPort);
         b.putShort(offset + UDP_DST_PORT_OFFSET, (short) dstPort);
         b.putShort(offset + UDP_LENGTH_OFFSET, (short) udpLen);
