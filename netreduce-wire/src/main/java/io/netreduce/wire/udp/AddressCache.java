@@ -1,21 +1,34 @@
 package io.netreduce.wire.udp;
 
 import java.nio.ByteBuffer;
+import java.util.Objects;
 
 /**
- * The native address of the direct buffer asked for last, looked up again ({@link
- * NativeUdp#address}, a JNI call) only when another buffer comes: on a datapath the same
- * buffers come again and again (a receive area, a ring's results). Not thread-safe.
+ * The native addresses of the last few direct buffers asked for, looked up again ({@link
+ * NativeUdp#address}, a JNI call) only when a buffer not among them comes: on a datapath the
+ * same few buffers come again and again, in turn (the switch verifies a datagram in its
+ * receive area, then takes the CRC of a sum in a ring's results; a queue pair's ICRCs
+ * alternate between registered memory sent and the receive buffer). Not thread-safe.
  */
 public final class AddressCache {
-    private ByteBuffer last;
-    private long address;
+    /** Buffers remembered: enough for the ones a datapath alternates between. */
+    private static final int ENTRIES = 4;
+    private final ByteBuffer[] buffers = new ByteBuffer[ENTRIES];
+    private final long[] addresses = new long[ENTRIES];
+    /** The entry a new buffer replaces next, in turn. */
+    private int next;
 
     public long of(ByteBuffer direct) {
-        if (direct != last) {
-            address = NativeUdp.address(direct);
-            last = direct;
+        Objects.requireNonNull(direct, "buffer"); // an empty entry must never match
+        for (int i = 0; i < ENTRIES; i++) {
+            if (buffers[i] == direct) {
+                return addresses[i];
+            }
         }
-        return address;
+        int i = next;
+        next = (next + 1) % ENTRIES;
+        addresses[i] = NativeUdp.address(direct);
+        buffers[i] = direct;
+        return addresses[i];
     }
 }

@@ -218,4 +218,24 @@ class NativeUdpTest {
             }
         }
     }
+
+    @Test
+    void theAddressCacheAnswersEachBufferWithItsOwnAddressWhateverTheOrder() {
+        long seed = System.nanoTime();
+        System.out.println("NativeUdpTest address cache seed " + seed);
+        Random rnd = new Random(seed);
+        // more buffers than the cache holds, and slices (same memory, other addresses)
+        ByteBuffer base = ByteBuffer.allocateDirect(1 << 12);
+        ByteBuffer[] buffers = new ByteBuffer[7];
+        for (int i = 0; i < buffers.length; i++) {
+            buffers[i] = i < 4 ? ByteBuffer.allocateDirect(64) : base.slice(64 * i, 64);
+        }
+        AddressCache cache = new AddressCache();
+        for (int n = 0; n < 2000; n++) {
+            // runs of two or three buffers in turn, as a datapath asks, then any of them
+            ByteBuffer b = buffers[n < 1000 ? (n % (2 + n / 500)) : rnd.nextInt(buffers.length)];
+            assertEquals(NativeUdp.address(b), cache.of(b), "call " + n + " (seed " + seed + ")");
+        }
+        assertThrows(NullPointerException.class, () -> cache.of(null));
+    }
 }
