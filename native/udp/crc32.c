@@ -157,8 +157,15 @@ static uint32_t crc32_fold_wide(const unsigned char *buf, size_t len, uint32_t s
         buf += 64;
         len -= 64;
     }
-    return crc32_fold_lanes(_mm512_extracti32x4_epi32(z3, 0), _mm512_extracti32x4_epi32(z3, 1),
-                            _mm512_extracti32x4_epi32(z3, 2), _mm512_extracti32x4_epi32(z3, 3), buf, len);
+    __m128i x1 = _mm512_extracti32x4_epi32(z3, 0);
+    __m128i x2 = _mm512_extracti32x4_epi32(z3, 1);
+    __m128i x3 = _mm512_extracti32x4_epi32(z3, 2);
+    __m128i x4 = _mm512_extracti32x4_epi32(z3, 3);
+    /* The rest is legacy-SSE code: on Intel CPUs SSE instructions run slower while the upper
+     * halves of the vector registers are dirty (they wait on a merge). vzeroupper keeps the
+     * low 128 bits, so the four lanes survive it. */
+    _mm256_zeroupper();
+    return crc32_fold_lanes(x1, x2, x3, x4, buf, len);
 }
 
 #endif
