@@ -60,6 +60,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -127,6 +128,8 @@ final class SoftDevice implements Device {
     private final FaultInjector egressFaults;
     private final FaultInjector ingressFaults;
     private final PcapWriter pcap;
+    /** Whether a device of this process has logged which I/O path runs. */
+    private static final AtomicBoolean IO_LOGGED = new AtomicBoolean();
     private final IntObjectHashMap<SoftQueuePair> queuePairs = new IntObjectHashMap<>();
     private final ConcurrentHashMap<Integer, SoftMemoryRegion> regionsByRkey = new ConcurrentHashMap<>();
     private final List<SoftProtectionDomain> domains = new CopyOnWriteArrayList<>();
@@ -181,6 +184,11 @@ final class SoftDevice implements Device {
         this.loop = group.next();
         boolean nativeIo = NativeUdp.available()
                 && SoftProperties.booleanProperty(options, SoftProperties.NATIVE_IO, true);
+        if (IO_LOGGED.compareAndSet(false, true)) {
+            // once per process: which UDP I/O and CRC-32 the soft provider runs, and why not the native ones
+            LOG.info("soft provider: {}", nativeIo || !NativeUdp.available() ? NativeUdp.describe()
+                    : "Netty UDP I/O (" + SoftProperties.NATIVE_IO + "=false), the native library's CRC-32");
+        }
         boolean callerDrives = callerDrives(options, nativeIo);
         Channel ch = null;
         int fd = -1;

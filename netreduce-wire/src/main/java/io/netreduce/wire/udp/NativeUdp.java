@@ -9,8 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Locale;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Batched UDP I/O in native code ({@code native/udp/netreduce_udp.c}, built by Maven with the
@@ -39,7 +37,6 @@ public final class NativeUdp {
     public static final int META_INTS = 4;
     /** Most messages one {@link #receive} fills. */
     public static final int MAX_RECEIVE = 256;
-    private static final Logger LOG = LoggerFactory.getLogger(NativeUdp.class);
     private static final String LIBRARY = "libnetreduce_udp.so";
     private static final String REASON;
 
@@ -94,11 +91,6 @@ public final class NativeUdp {
         return available() ? "native batched UDP I/O (recvmmsg + GRO, sendmmsg + GSO), CRC-32 "
                 + CRC_FOLDS[Math.min(crc32Folds(), CRC_FOLDS.length - 1)]
                 : "pure-Java UDP I/O through Netty and the JDK's CRC-32 (native library not loaded: " + REASON + ")";
-    }
-
-    /** Logs {@link #describe()} once for {@code who}. */
-    public static void logChoice(String who) {
-        LOG.info("{}: {}", who, describe());
     }
 
     /** A non-blocking UDP socket bound to {@code ip:port} (0: any port), with GRO if asked; its descriptor. */
