@@ -209,13 +209,17 @@ static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n, int
     return ~crc32_tables8(state, p, n);
 }
 
+/* crc continued over an bytes at a, then bn bytes at b */
+static jint crc32_pieces(int folds, jint crc, jlong a, jint an, jlong b, jint bn) {
+    uint32_t v = crc32_update((uint32_t)crc, (const unsigned char *)(uintptr_t)a, (size_t)an, folds);
+    return (jint)crc32_update(v, (const unsigned char *)(uintptr_t)b, (size_t)bn, folds);
+}
+
 JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_crc32(JNIEnv *env, jclass c, jint crc, jlong a, jint an,
                                                                 jlong b, jint bn) {
     (void)env;
     (void)c;
-    int folds = cpu_folds();
-    uint32_t v = crc32_update((uint32_t)crc, (const unsigned char *)(uintptr_t)a, (size_t)an, folds);
-    return (jint)crc32_update(v, (const unsigned char *)(uintptr_t)b, (size_t)bn, folds);
+    return crc32_pieces(cpu_folds(), crc, a, an, b, bn);
 }
 
 JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_crc32Narrowed(JNIEnv *env, jclass c, jint folds,
@@ -223,9 +227,7 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_crc32Narrowed(JNIEnv
                                                                         jint bn) {
     (void)env;
     (void)c;
-    int use = folds < cpu_folds() ? folds : cpu_folds();
-    uint32_t v = crc32_update((uint32_t)crc, (const unsigned char *)(uintptr_t)a, (size_t)an, use);
-    return (jint)crc32_update(v, (const unsigned char *)(uintptr_t)b, (size_t)bn, use);
+    return crc32_pieces(folds < cpu_folds() ? folds : cpu_folds(), crc, a, an, b, bn);
 }
 
 JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_crc32Folds(JNIEnv *env, jclass c) {
