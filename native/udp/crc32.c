@@ -55,6 +55,8 @@ static uint32_t crc32_tables8(uint32_t state, const unsigned char *p, size_t n) 
  * Fold constants: for a fold over a distance of D bits, the low quadword is
  * reflect(x^(D+32) mod P) << 1 and the high one reflect(x^(D-32) mod P) << 1.
  */
+#define K_128_LO 0x01751997d0 /* D = 128: one lane into the next */
+#define K_128_HI 0x00ccaa009e
 #define K_512_LO 0x0154442bd4 /* D = 512: four 128-bit lanes, 64 bytes */
 #define K_512_HI 0x01c6e41596
 #define K_2048_LO 0x011542778a /* D = 2048: four 512-bit registers, 256 bytes */
@@ -65,7 +67,7 @@ __attribute__((target("pclmul,sse4.1")))
 static uint32_t crc32_fold_lanes(__m128i x1, __m128i x2, __m128i x3, __m128i x4, const unsigned char *buf,
                                  size_t len) {
     const __m128i k1k2 = _mm_set_epi64x(K_512_HI, K_512_LO);
-    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
+    const __m128i k3k4 = _mm_set_epi64x(K_128_HI, K_128_LO);
     const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
     const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
     __m128i x0, x5, x6, x7, x8;

@@ -60,8 +60,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -100,6 +100,8 @@ final class SoftDevice implements Device {
     private static final int PAGE = 4096;
     /** 64 KiB buffers touched at open: covers a full window of GSO batches plus receive buffers. */
     private static final int PRETOUCH_BUFFERS = 96;
+    /** Whether a device of this process has logged which I/O path runs. */
+    private static final AtomicBoolean IO_LOGGED = new AtomicBoolean();
 
     private final DeviceOptions options;
     private final Counters counters = new Counters();
@@ -128,8 +130,6 @@ final class SoftDevice implements Device {
     private final FaultInjector egressFaults;
     private final FaultInjector ingressFaults;
     private final PcapWriter pcap;
-    /** Whether a device of this process has logged which I/O path runs. */
-    private static final AtomicBoolean IO_LOGGED = new AtomicBoolean();
     private final IntObjectHashMap<SoftQueuePair> queuePairs = new IntObjectHashMap<>();
     private final ConcurrentHashMap<Integer, SoftMemoryRegion> regionsByRkey = new ConcurrentHashMap<>();
     private final List<SoftProtectionDomain> domains = new CopyOnWriteArrayList<>();
