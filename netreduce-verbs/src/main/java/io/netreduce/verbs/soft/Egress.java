@@ -3,6 +3,7 @@ package io.netreduce.verbs.soft;
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Counters;
 import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.roce.IcrcTemplate;
 import io.netreduce.wire.roce.PcapWriter;
 import io.netreduce.wire.udp.GsoLimits;
 import java.nio.ByteBuffer;
@@ -39,7 +40,9 @@ abstract class Egress {
     private final PcapWriter pcap;
     private final Counters counters;
     private final Counters deviceCounters;
-    private final Icrc icrc = new Icrc();
+    private final IcrcTemplate icrc = new IcrcTemplate();
+    /** The masked canonical header between the two endpoints, built once: per packet only its lengths and the BTH change. */
+    private final byte[] icrcTemplate;
 
     /** The open batch's buffer (null when none is open) and where the batch starts in it. */
     protected ByteBuffer view;
@@ -56,6 +59,7 @@ abstract class Egress {
         this.dstIp = dstIp;
         this.srcPort = srcPort;
         this.dstPort = dstPort;
+        this.icrcTemplate = IcrcTemplate.template(srcIp, dstIp, srcPort, dstPort);
         this.faults = faults;
         this.faultsPerBatch = faults.active() && faults.movesPackets();
         this.gso = gso && !faultsPerBatch;
@@ -89,7 +93,7 @@ abstract class Egress {
 
     /** Seals the packet begun last (ICRC), taps it, and queues it for sending. */
     void commit() {
-        icrc.write(srcIp, dstIp, srcPort, dstPort, view, packetStart, packetLength);
+        icrc.write(icrcTemplate, view, packetStart, packetLength);
         if (pcap != null) {
             pcap.write(System.currentTimeMillis() * 1_000_000L, srcIp, dstIp, srcPort, dstPort, view, packetStart,
                     packetLength);
@@ -121,8 +125,8 @@ abstract class Egress {
         for (int i = 0; i < pad; i++) {
             view.put(trailer + i, (byte) 0);
         }
-        int value = icrc.computeGathered(srcIp, dstIp, srcPort, dstPort, view, packetStart, headerLength, payload,
-                payloadOffset, payloadLength, pad);
+        int value = icrc.computeGathered(icrcTemplate, view, packetStart, headerLength, payload, payloadOffset,
+                payloadLength, pad);
         Icrc.store(view, trailer + pad, value);
         gathered(segments, headerLength, payloadAddress + payloadOffset, payloadLength);
         counters.increment(Counter.PAYLOADS_GATHERED);

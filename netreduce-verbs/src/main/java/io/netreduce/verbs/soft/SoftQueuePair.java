@@ -17,7 +17,7 @@ import io.netreduce.verbs.SendRequest;
 import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
-import io.netreduce.wire.roce.Icrc;
+import io.netreduce.wire.roce.IcrcTemplate;
 import io.netreduce.wire.roce.Ipv4UdpHeader;
 import io.netreduce.wire.roce.Opcode;
 import io.netreduce.wire.roce.RoceFrame;
@@ -59,7 +59,9 @@ final class SoftQueuePair implements QueuePair {
     private final SoftCompletionQueue sendCq;
     private final SoftCompletionQueue recvCq;
     private final QpEndpoint localEndpoint;
-    private final Icrc icrc = new Icrc();
+    private final IcrcTemplate icrc = new IcrcTemplate();
+    /** The masked canonical header of the peer's packets to this queue pair ({@link IcrcTemplate}), built on connecting. */
+    private byte[] receiveTemplate;
     private final AtomicBoolean pumpScheduled = new AtomicBoolean();
     private final Runnable pumpTask;
     private final Runnable pumpNow = this::pump;
@@ -187,6 +189,7 @@ final class SoftQueuePair implements QueuePair {
             localIp = device.localIp();
             localPort = device.port();
             int sport = RoceAddressing.sourcePort(qpn);
+            receiveTemplate = IcrcTemplate.template(rip, localIp, RoceAddressing.sourcePort(remote.qpn()), localPort);
             egress = channel != null
                     ? new NettyEgress(channel, device.allocator(), nextHop, localIp, sport, rip, remote.port(),
                             device.gso(), device.egressFaults(), device.pcap(), counters, device.counters())
@@ -287,8 +290,7 @@ final class SoftQueuePair implements QueuePair {
             counters.increment(Counter.DROP_BAD_STATE);
             return;
         }
-        if (!icrc.verify(remoteIp, localIp, RoceAddressing.sourcePort(remoteEndpoint.qpn()), localPort, frame.buffer(),
-                frame.offset(), frame.length())) {
+        if (!icrc.verify(receiveTemplate, frame.buffer(), frame.offset(), frame.length())) {
             counters.increment(Counter.DROP_BAD_ICRC);
             return;
         }

@@ -33,8 +33,17 @@ public final class IcrcTemplate {
     private final long scratchAddress = NATIVE ? NativeUdp.address(scratch) : 0;
     private final Crc32Append append = new Crc32Append();
     private final AddressCache addresses = new AddressCache();
+    /**
+     * The template whose bytes before the BTH the scratch holds: a queue pair's packets, and
+     * a run of results to one connection, use one template after another, so those bytes
+     * (all but the two lengths, which every patch writes) are copied only when it changes.
+     */
+    private byte[] loaded;
 
-    /** LRH stand-in plus the masked canonical IPv4/UDP header between two endpoints (lengths 0). */
+    /**
+     * LRH stand-in plus the masked canonical IPv4/UDP header between two endpoints (lengths
+     * 0). Never change a template once made: an instance keeps the last one it used by identity.
+     */
     public static byte[] template(int srcIp, int dstIp, int srcPort, int dstPort) {
         ByteBuffer t = ByteBuffer.allocate(TEMPLATE_LENGTH);
         for (int i = 0; i < 8; i++) {
@@ -89,6 +98,32 @@ public final class IcrcTemplate {
         return append.append(headersCrc, payloadCrc, payloadLength);
     }
 
+    /**
+     * ICRC of a datagram in pieces, as a socket gathers it: its {@code headerLength} bytes of
+     * headers (BTH first) at {@code head[headOffset..]}, then the payload at {@code
+     * payload[payloadOffset, +payloadLength)}, then {@code pad} zero bytes and the ICRC; in
+     * one native call where the payload lies in direct memory. The same value as {@link
+     * Icrc#computeGathered} with this template's endpoints.
+     */
+    public int computeGathered(byte[] template, ByteBuffer head, int headOffset, int headerLength, ByteBuffer payload,
+                               int payloadOffset, int payloadLength, int pad) {
+        patch(template, head, headOffset, headerLength + payloadLength + pad + Icrc.LENGTH);
+        int rest = headerLength - Bth.LENGTH;
+        if (NATIVE && pad == 0 && rest <= Icrc.HEADER_ROOM && payload.isDirect()) {
+            scratch.put(TEMPLATE_LENGTH, head, headOffset + Bth.LENGTH, rest);
+            return NativeUdp.crc32(0, scratchAddress, TEMPLATE_LENGTH + rest,
+                    addresses.of(payload) + Icrc.inBounds(payload, payloadOffset, payloadLength), payloadLength);
+        }
+        crc.reset();
+        Icrc.update(crc, scratch, 0, TEMPLATE_LENGTH);
+        Icrc.update(crc, head, headOffset + Bth.LENGTH, rest);
+        Icrc.update(crc, payload, payloadOffset, payloadLength);
+        for (int i = 0; i < pad; i++) {
+            crc.update(0);
+        }
+        return (int) crc.getValue();
+    }
+
     /** The CRC-32 of {@code length} payload bytes at {@code offset} of {@code payload}, for {@link #computeGathered}. */
     public int payloadCrc(ByteBuffer payload, int offset, int length) {
         if (NATIVE && payload.isDirect()) {
@@ -102,7 +137,10 @@ public final class IcrcTemplate {
     /** Writes the template with the datagram's lengths and its BTH (at {@code offset} of {@code roce}) masked in to the scratch. */
     private void patch(byte[] template, ByteBuffer roce, int offset, int length) {
         ByteBuffer h = scratch;
-        h.put(0, template, 0, BTH);
+        if (template != loaded) {
+            h.put(0, template, 0, BTH);
+            loaded = template;
+        }
         int udpLength = Ipv4UdpHeader.UDP_LENGTH + length;
         h.putShort(IP + Ipv4UdpHeader.TOTAL_LENGTH_OFFSET, (short) (Ipv4UdpHeader.IPV4_LENGTH + udpLength));
         h.putShort(IP + Ipv4UdpHeader.UDP_LENGTH_OFFSET, (short) udpLength);
