@@ -9,6 +9,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The switch's templated ICRC must agree bit for bit with the wire-format reference. */
 class IcrcTemplateTest {
+    /** A buffer of {@code capacity} random bytes, direct (the native CRC) or on the heap (the JDK's). */
+    private static ByteBuffer randomBytes(Random rnd, int capacity, boolean direct) {
+        ByteBuffer b = direct ? ByteBuffer.allocateDirect(capacity) : ByteBuffer.allocate(capacity);
+        for (int k = 0; k < capacity; k++) {
+            b.put(k, (byte) rnd.nextInt());
+        }
+        return b;
+    }
+
     @Test
     void agreesWithTheReferenceIcrcOnRandomPackets() {
         long seed = 31337;
@@ -23,10 +32,7 @@ class IcrcTemplateTest {
             int op = rnd.nextBoolean() ? Opcode.SEND_ONLY : Opcode.SEND_LAST_WITH_IMMEDIATE;
             int len = RoceFrame.datagramLength(op, payload);
             int offset = rnd.nextInt(8);
-            ByteBuffer b = rnd.nextBoolean() ? ByteBuffer.allocateDirect(offset + len) : ByteBuffer.allocate(offset + len);
-            for (int k = 0; k < b.capacity(); k++) {
-                b.put(k, (byte) rnd.nextInt());
-            }
+            ByteBuffer b = randomBytes(rnd, offset + len, rnd.nextBoolean());
             new Bth().wrap(b, offset).set(op, rnd.nextBoolean(), RoceFrame.padFor(payload), rnd.nextInt(1 << 24),
                     rnd.nextBoolean(), rnd.nextInt(1 << 24));
             b.put(offset + Bth.ECN_OFFSET, (byte) (b.get(offset + Bth.ECN_OFFSET) | (rnd.nextInt() & 0xC0)));
@@ -52,14 +58,8 @@ class IcrcTemplateTest {
         for (int i = 0; i < 600; i++) {
             int payloadLength = i < lengths.length * 20 ? lengths[i % lengths.length] : 4 * rnd.nextInt(1025);
             int headerLength = Bth.LENGTH + (rnd.nextBoolean() ? 0 : Reth.LENGTH);
-            ByteBuffer head = ByteBuffer.allocate(headerLength + Icrc.LENGTH);
-            ByteBuffer payload = ByteBuffer.allocateDirect(payloadLength + 8);
-            for (int k = 0; k < headerLength; k++) {
-                head.put(k, (byte) rnd.nextInt());
-            }
-            for (int k = 0; k < payload.capacity(); k++) {
-                payload.put(k, (byte) rnd.nextInt());
-            }
+            ByteBuffer head = randomBytes(rnd, headerLength + Icrc.LENGTH, false);
+            ByteBuffer payload = randomBytes(rnd, payloadLength + 8, true);
             int at = rnd.nextInt(9) & ~3;
             int srcIp = rnd.nextInt();
             int dstIp = rnd.nextInt();
@@ -98,16 +98,9 @@ class IcrcTemplateTest {
             int payloadLength = rnd.nextInt(4) == 0 ? 1024 : rnd.nextInt(4097);
             int pad = RoceFrame.padFor(payloadLength);
             int headerLength = Bth.LENGTH + (rnd.nextBoolean() ? 0 : Reth.LENGTH);
-            ByteBuffer head = ByteBuffer.allocateDirect(3 + headerLength + pad + Icrc.LENGTH);
-            for (int k = 0; k < head.capacity(); k++) {
-                head.put(k, (byte) rnd.nextInt());
-            }
+            ByteBuffer head = randomBytes(rnd, 3 + headerLength + pad + Icrc.LENGTH, true);
             int at = rnd.nextInt(8);
-            ByteBuffer payload = rnd.nextBoolean() ? ByteBuffer.allocateDirect(at + payloadLength)
-                    : ByteBuffer.allocate(at + payloadLength);
-            for (int k = 0; k < payload.capacity(); k++) {
-                payload.put(k, (byte) rnd.nextInt());
-            }
+            ByteBuffer payload = randomBytes(rnd, at + payloadLength, rnd.nextBoolean());
             assertEquals(reference.computeGathered(e[0], e[1], e[2], 4791, head, 3, headerLength, payload, at,
                             payloadLength, pad),
                     fast.computeGathered(templates[c], head, 3, headerLength, payload, at, payloadLength, pad),
