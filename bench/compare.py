@@ -20,7 +20,11 @@ Timed calls per size: at least --iters, and for the peers as many as 256 MiB of 
 (a 4 KiB call 20000 times), a quarter of that warming up first; netreduce bench times
 each size for at least --seconds-per-size (its -T, a quarter of that warming up), 1 s by
 default, so that small sizes time about as many calls as the peers (bench's own default,
-0.25 s, timed 4x fewer, colder calls than Open MPI at 64 KiB and P = 4).
+0.25 s, timed 4x fewer, colder calls than Open MPI at 64 KiB and P = 4). Before its first
+size netreduce bench warms up over every size for --warmup-seconds (its -W, 10 s by
+default): with bench's own 3 s, the JIT was still compiling during a sweep's first sizes,
+and 64 KiB at P = 2 read 70-250 us from run to run with the CPU per GB rising alongside,
+against 49-61 us after 10 s.
 
   bench/compare.py                                    5 rounds, 64 MiB, P = 2 and 4
   bench/compare.py --bytes 4K,8K,16K,32K,64K --ranks 2 --configs ring/tcp,netreduce/soft
@@ -132,11 +136,12 @@ def tcp_floor(nbytes, rounds):
             "cpu_s_per_gb": cpu / ((rounds + 3) * nbytes / 1e9)}  # tcp_exchange runs 3 untimed rounds first
 
 
-def netreduce(p, sizes, iters, warmup, seconds, algorithm, transport, extra=()):
+def netreduce(p, sizes, iters, warmup, seconds, warmup_seconds, algorithm, transport, extra=()):
     """One `netreduce bench` over all sizes (they double): {size: {placement: figures}}."""
     out = subprocess.run([os.path.join(ROOT, "bin", "netreduce"), "bench", "--local", str(p), "--algorithm", algorithm,
                           "--transport", transport, "-b", str(min(sizes)), "-e", str(max(sizes)), "-f", "2",
-                          "-n", str(iters), "-w", str(warmup), "-T", str(seconds), *extra, "--json"],
+                          "-n", str(iters), "-w", str(warmup), "-T", str(seconds), "-W", str(warmup_seconds), *extra,
+                          "--json"],
                          check=True, capture_output=True, text=True, timeout=1800)
     got = {}
     for row in json.loads(out.stdout)["rows"]:
@@ -158,6 +163,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--seconds-per-size", type=float, default=1.0,
                     help="netreduce bench -T: least seconds timed per size (default 1)")
+    ap.add_argument("--warmup-seconds", type=float, default=10.0,
+                    help="netreduce bench -W: least seconds of warm-up over every size first (default 10)")
     ap.add_argument("--json", help="also write every round's figures here")
     ap.add_argument("--table", metavar="JSON", help="only print the table of rounds an earlier --json kept")
     ap.add_argument("--one-host", action="store_true",
@@ -190,7 +197,8 @@ def main():
             for c in configs:
                 algorithm, transport = c.split("/")
                 extra = ("--hosts", "1") if a.one_host else ()
-                for s, placements in netreduce(p, sizes, a.iters, a.warmup, a.seconds_per_size, algorithm, transport, extra).items():
+                for s, placements in netreduce(p, sizes, a.iters, a.warmup, a.seconds_per_size, a.warmup_seconds,
+                                                  algorithm, transport, extra).items():
                     for placement, r in placements.items():
                         got[s][f"netreduce {c}, {placement.replace('_', ' ')}"] = r
             for s in sizes:
@@ -204,7 +212,7 @@ def main():
                       + ", ".join(f"{k} {v['time_us']:.1f} us" for k, v in got[s].items()), file=sys.stderr, flush=True)
     header = (("one host: Open MPI over shared memory (btl vader,self), netreduce --hosts 1; " if a.one_host else "")
               + f"{a.rounds} interleaved rounds, float32 sum in place unless said, every result checked exact; "
-              f"netreduce bench -n {a.iters} -w {a.warmup} -T {a.seconds_per_size:g}; median (range)")
+              f"netreduce bench -n {a.iters} -w {a.warmup} -T {a.seconds_per_size:g} -W {a.warmup_seconds:g}; median (range)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"header": header, "rounds": rounds}, f, indent=1)
