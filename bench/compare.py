@@ -22,7 +22,7 @@ each size for at least --seconds-per-size (its -T, a quarter of that warming up)
 default, so that small sizes time about as many calls as the peers (bench's own default,
 0.25 s, timed 4x fewer, colder calls than Open MPI at 64 KiB and P = 4). Before its first
 size netreduce bench warms up over every size for --warmup-seconds (its -W, 10 s by
-default): with bench's own 3 s, the JIT was still compiling during a sweep's first sizes,
+default, which bench scales by local ranks per core): with bench's own 3 s, the JIT was still compiling during a sweep's first sizes,
 and 64 KiB at P = 2 read 70-250 us from run to run with the CPU per GB rising alongside,
 against 49-61 us after 10 s.
 

@@ -7,7 +7,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** The switch's templated ICRC must agree bit for bit with the wire-format reference. */
+/** The templated ICRC (the switch's and the soft provider's) must agree bit for bit with the wire-format reference. */
 class IcrcTemplateTest {
     /** A buffer of {@code capacity} random bytes, direct (the native CRC) or on the heap (the JDK's). */
     private static ByteBuffer randomBytes(Random rnd, int capacity, boolean direct) {
