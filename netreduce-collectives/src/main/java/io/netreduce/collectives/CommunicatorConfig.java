@@ -77,6 +77,8 @@ public final class CommunicatorConfig {
     static final int SMALL_TENSOR_SCALE = 1 << 20;
     static final int MIN_AUTO_SMALL_TENSOR_BYTES = 16 * 1024;
     static final int MAX_AUTO_SMALL_TENSOR_BYTES = 256 * 1024;
+    /** The default of {@link #halvingDoublingBytes()}. */
+    public static final int DEFAULT_HALVING_DOUBLING_BYTES = 2 * 1024 * 1024;
     /**
      * Netreduce's default window and message size: 4 messages of 256 KiB in flight per rank,
      * 2 MiB of switch memory per rank (2N messages), 256 PSNs at MTU 4096. Measured through
@@ -119,6 +121,7 @@ public final class CommunicatorConfig {
     private final int ringWindow;
     private final int ringMessageBytes;
     private final int smallTensorBytes;
+    private final int halvingDoublingBytes;
     private final int localWorldSize;
     private final int localRank;
     private final int hosts;
@@ -177,6 +180,10 @@ public final class CommunicatorConfig {
         this.ringWindow = b.ringWindow;
         this.ringMessageBytes = b.ringMessageBytes;
         this.smallTensorBytes = b.smallTensorBytes;
+        if (b.halvingDoublingBytes < 0) {
+            throw new IllegalArgumentException("halving-doubling threshold must not be negative: " + b.halvingDoublingBytes);
+        }
+        this.halvingDoublingBytes = b.halvingDoublingBytes;
         if (b.localWorldSize < 0 || b.localWorldSize > b.worldSize) {
             throw new IllegalArgumentException("local world size " + b.localWorldSize + " is outside 0.."
                     + b.worldSize);
@@ -236,6 +243,7 @@ public final class CommunicatorConfig {
         b.ringWindow = ringWindow;
         b.ringMessageBytes = ringMessageBytes;
         b.smallTensorBytes = smallTensorBytes;
+        b.halvingDoublingBytes = halvingDoublingBytes;
         b.localWorldSize = localWorldSize;
         b.localRank = localRank;
         b.hosts = hosts;
@@ -315,6 +323,15 @@ public final class CommunicatorConfig {
         return smallTensorBytes != AUTO_SMALL_TENSOR_BYTES ? smallTensorBytes : defaultSmallTensorBytes(groupSize);
     }
 
+    /**
+     * The ring algorithm's all-reduces above the small-tensor threshold and up to this many
+     * bytes take the halving-doubling schedule where the group size is a power of two from 4:
+     * 2·log2(P) steps instead of the ring's 2(P-1), the same bytes per rank, one message per
+     * step to a partner at distance P/2, P/4, ... 1 and back; 0 turns it off. Above it the
+     * pipelined ring, whose neighbour-only steps overlap, is faster (docs/benchmarks.md).
+     */
+    public int halvingDoublingBytes() { return halvingDoublingBytes; }
+
     /** The automatic small-tensor threshold of a group of {@code groupSize} ranks (see {@link #smallTensorBytes(int)}). */
     public static int defaultSmallTensorBytes(int groupSize) {
         long p = Math.max(1, groupSize);
@@ -380,7 +397,8 @@ public final class CommunicatorConfig {
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
-                + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes) + ", mtu=" + mtu
+                + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes)
+                + ", halvingDoublingBytes=" + halvingDoublingBytes + ", mtu=" + mtu
                 + ", agreement=" + agreement + (hosts > 0 ? ", hosts=" + hosts : "")
                 + (localRank >= 0 ? ", localRank=" + localRank + "/" + localWorldSize : "")
                 + (hierarchical ? "" : ", hierarchical=off")
@@ -404,6 +422,7 @@ public final class CommunicatorConfig {
         private int ringWindow = DEFAULT_RING_WINDOW;
         private int ringMessageBytes = DEFAULT_RING_MESSAGE_BYTES;
         private int smallTensorBytes = AUTO_SMALL_TENSOR_BYTES;
+        private int halvingDoublingBytes = DEFAULT_HALVING_DOUBLING_BYTES;
         private int localWorldSize;
         private int localRank = -1;
         private int hosts;
@@ -432,6 +451,8 @@ public final class CommunicatorConfig {
         public Builder ringWindow(int v) { ringWindow = v; return this; }
         public Builder ringMessageBytes(int v) { ringMessageBytes = v; return this; }
         public Builder smallTensorBytes(int v) { smallTensorBytes = v; return this; }
+        /** See {@link CommunicatorConfig#halvingDoublingBytes()}. */
+        public Builder halvingDoublingBytes(int v) { halvingDoublingBytes = v; return this; }
         public Builder localWorldSize(int v) { localWorldSize = v; return this; }
         public Builder localRank(int v) { localRank = v; return this; }
         /** See {@link CommunicatorConfig#hosts()}. */

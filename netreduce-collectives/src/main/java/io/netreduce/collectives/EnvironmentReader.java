@@ -124,6 +124,14 @@ final class EnvironmentReader {
             }
             b.smallTensorBytes(bytes);
         }
+        if (env.containsKey(HALVING_DOUBLING_BYTES)) {
+            int bytes = integer(env, HALVING_DOUBLING_BYTES, 0);
+            if (bytes < 0) {
+                throw new IllegalArgumentException(HALVING_DOUBLING_BYTES + " must not be negative (0 turns the "
+                        + "halving-doubling schedule off): " + bytes);
+            }
+            b.halvingDoublingBytes(bytes);
+        }
         if (env.containsKey(TIMEOUT_SECONDS)) {
             String t = env.get(TIMEOUT_SECONDS).trim();
             try {

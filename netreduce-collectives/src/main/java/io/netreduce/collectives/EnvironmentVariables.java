@@ -22,6 +22,7 @@ public final class EnvironmentVariables {
     public static final String RING_WINDOW = "NETREDUCE_RING_WINDOW";
     public static final String RING_MESSAGE_BYTES = "NETREDUCE_RING_MESSAGE_BYTES";
     public static final String SMALL_TENSOR_BYTES = "NETREDUCE_SMALL_TENSOR_BYTES";
+    public static final String HALVING_DOUBLING_BYTES = "NETREDUCE_HALVING_DOUBLING_BYTES";
     public static final String MTU = "NETREDUCE_MTU";
     public static final String LOOPBACK_PREFIX = "NETREDUCE_LOOPBACK_PREFIX";
     public static final String ACK_TIMEOUT_MS = "NETREDUCE_ACK_TIMEOUT_MS";

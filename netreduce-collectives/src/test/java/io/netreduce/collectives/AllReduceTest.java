@@ -69,31 +69,42 @@ class AllReduceTest {
     }
 
     /**
-     * The ring's two paths, each forced on for every size (a threshold of 0 and of 1 MiB):
-     * the pipelined ring sums in its chunk order, the small-tensor path in rank order, with
-     * tensors smaller than the ring (empty chunks) and larger than a message alike.
+     * The ring's three paths, each forced on for every size: the pipelined ring (both
+     * thresholds 0) sums in its chunk order, the small-tensor path (threshold 1 MiB) in rank
+     * order, halving-doubling (P = 4 and 8, its threshold 1 MiB) in its documented order,
+     * with tensors smaller than the ring (empty chunks) and larger than a message alike.
      */
-    @ParameterizedTest(name = "P={0} small-tensor threshold {1}")
-    @CsvSource({"2,0", "3,0", "5,0", "2,1048576", "3,1048576", "5,1048576"})
-    void bothRingPathsSumInTheirDocumentedOrder(int p, int smallTensorBytes) throws Exception {
-        try (TestGroup g = TestGroup.open(p, TestGroup.template("ring").smallTensorBytes(smallTensorBytes), 1L << 30)) {
-            for (int n : new int[] {1, 3, 1000, 5 * MESSAGE_ELEMENTS + 1, 100_003}) {
-                long seed = 977L * p + n + smallTensorBytes;
+    @ParameterizedTest(name = "P={0} small-tensor threshold {1}, halving-doubling {2}")
+    @CsvSource({"2,0,0", "3,0,0", "4,0,0", "5,0,0", "2,1048576,0", "3,1048576,0", "5,1048576,0", "4,0,1048576",
+            "8,0,1048576"})
+    void everyRingPathSumsInItsDocumentedOrder(int p, int smallTensorBytes, int halvingDoublingBytes) throws Exception {
+        CommunicatorConfig.Builder template = TestGroup.template("ring").smallTensorBytes(smallTensorBytes)
+                .halvingDoublingBytes(halvingDoublingBytes);
+        try (TestGroup g = TestGroup.open(p, template, 1L << 30)) {
+            for (int n : new int[] {1, 3, 7, 1000, 5 * MESSAGE_ELEMENTS + 1, 100_003}) {
+                long seed = 977L * p + n + smallTensorBytes + 31L * halvingDoublingBytes;
                 Random random = new Random(seed);
                 float[][] inputs = new float[p][];
                 FloatBuffer[] sums = new FloatBuffer[p];
                 FloatBuffer[] maxima = new FloatBuffer[p];
+                FloatBuffer[] outputs = new FloatBuffer[p];
                 for (int r = 0; r < p; r++) {
                     inputs[r] = Tensors.random(random, n);
                     sums[r] = Tensors.make(Tensors.Kind.DIRECT, inputs[r]);
                     maxima[r] = Tensors.make(Tensors.Kind.HEAP, inputs[r]);
+                    outputs[r] = Tensors.make(Tensors.Kind.DIRECT, new float[n]);
+                }
+                FloatBuffer[] outOfPlaceInputs = new FloatBuffer[p];
+                for (int r = 0; r < p; r++) {
+                    outOfPlaceInputs[r] = Tensors.make(Tensors.Kind.DIRECT, inputs[r]);
                 }
                 g.all((r, c) -> {
                     c.allReduce(sums[r]);
                     c.allReduce(maxima[r], ReduceOp.MAX);
+                    c.allReduce(outOfPlaceInputs[r], outputs[r]);
                     return null;
                 }, 60);
-                float[] sum = Tensors.expected("ring", inputs, smallTensorBytes);
+                float[] sum = Tensors.expected("ring", inputs, smallTensorBytes, halvingDoublingBytes);
                 float[] max = inputs[0].clone();
                 for (int r = 1; r < p; r++) {
                     for (int i = 0; i < n; i++) {
@@ -101,10 +112,54 @@ class AllReduceTest {
                     }
                 }
                 for (int r = 0; r < p; r++) {
-                    String what = "seed " + seed + ", P=" + p + ", n=" + n + ", threshold " + smallTensorBytes + ", rank " + r;
+                    String what = "seed " + seed + ", P=" + p + ", n=" + n + ", thresholds " + smallTensorBytes + "/"
+                            + halvingDoublingBytes + ", rank " + r;
                     assertNull(Tensors.diff(sums[r], sum), what + " SUM");
                     assertNull(Tensors.diff(maxima[r], max), what + " MAX");
+                    assertNull(Tensors.diff(outputs[r], sum), what + " SUM out of place");
+                    assertNull(Tensors.diff(outOfPlaceInputs[r], inputs[r]), what + " input changed");
                 }
+            }
+        }
+    }
+
+    /**
+     * Calls that take the three paths in turn, back to back with no barrier between them, so
+     * that a partner's next operation often arrives before this rank's has finished: every
+     * result is the documented one. Seeded; the seed is printed.
+     */
+    @Test
+    void halvingDoublingInterleavesWithTheOtherPaths() throws Exception {
+        int p = 4;
+        long seed = System.nanoTime();
+        System.out.println("halvingDoublingInterleavesWithTheOtherPaths seed " + seed);
+        Random random = new Random(seed);
+        CommunicatorConfig.Builder template = TestGroup.template("ring").smallTensorBytes(4096)
+                .halvingDoublingBytes(256 * 1024);
+        int[] sizes = {500, 20_000, 70_000, 3, 40_000, 64_000};
+        int rounds = 12;
+        float[][][] inputs = new float[rounds * sizes.length][p][];
+        FloatBuffer[][] tensors = new FloatBuffer[rounds * sizes.length][p];
+        for (int k = 0; k < inputs.length; k++) {
+            int n = sizes[k % sizes.length] + random.nextInt(8);
+            for (int r = 0; r < p; r++) {
+                inputs[k][r] = Tensors.random(random, n);
+                tensors[k][r] = Tensors.make(Tensors.Kind.values()[(k + r) % Tensors.Kind.values().length], inputs[k][r]);
+            }
+        }
+        try (TestGroup g = TestGroup.open(p, template, 1L << 30)) {
+            g.all((r, c) -> {
+                for (FloatBuffer[] t : tensors) {
+                    c.allReduce(t[r]);
+                }
+                return null;
+            }, 90);
+        }
+        for (int k = 0; k < inputs.length; k++) {
+            float[] expected = Tensors.expected("ring", inputs[k], 4096, 256 * 1024);
+            for (int r = 0; r < p; r++) {
+                assertNull(Tensors.diff(tensors[k][r], expected), "seed " + seed + ", call " + k + " ("
+                        + inputs[k][r].length + " elements), rank " + r);
             }
         }
     }

@@ -89,6 +89,18 @@ class ConfigurationTest {
     }
 
     @Test
+    void halvingDoublingThresholdDefaultsAndIsSetFromTheEnvironment() {
+        assertEquals(2 << 20, CommunicatorConfig.fromEnvironment(Map.of()).halvingDoublingBytes());
+        assertEquals(0, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "0"))
+                .halvingDoublingBytes());
+        assertEquals(65536, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "65536"))
+                .halvingDoublingBytes());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "-1")));
+        assertTrue(e.getMessage().contains("NETREDUCE_HALVING_DOUBLING_BYTES"), e.getMessage());
+    }
+
+    @Test
     void readsHostGroupingFromLaunchersAndSettings() {
         CommunicatorConfig torchrun = CommunicatorConfig.fromEnvironment(Map.of("RANK", "5", "WORLD_SIZE", "8",
                 "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "4"));

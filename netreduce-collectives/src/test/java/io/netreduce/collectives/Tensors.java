@@ -100,10 +100,11 @@ public final class Tensors {
     }
 
     /**
-     * The documented sum for a group with the default small-tensor threshold: the ring's
-     * pipelined order above it; at or below it the ring's small-tensor path, which reduces
-     * the gathered copies as x_{P-1} + (... + (x_1 + x_0)), the same floats as rank order
-     * (addition is commutative); netreduce's switch sums in rank order.
+     * The documented sum for a group with the default thresholds: netreduce's switch sums in
+     * rank order; the ring reduces the gathered copies in rank order at or below the
+     * small-tensor threshold (x_{P-1} + (... + (x_1 + x_0)), the same floats as rank order,
+     * addition being commutative), takes the halving-doubling schedule above it up to its
+     * threshold where P is a power of two from 4, and the pipelined ring's order beyond.
      */
     public static float[] expected(String algorithm, float[][] inputs) {
         return expected(algorithm, inputs, CommunicatorConfig.defaultSmallTensorBytes(inputs.length));
@@ -111,9 +112,45 @@ public final class Tensors {
 
     /** {@link #expected(String, float[][])} for a group whose small-tensor threshold is {@code smallTensorBytes}. */
     public static float[] expected(String algorithm, float[][] inputs, int smallTensorBytes) {
-        boolean small = 4L * inputs[0].length <= smallTensorBytes && inputs[0].length > 0;
-        return (CommunicatorConfig.RING.equals(algorithm) && !small) || inputs.length == 1 ? ringOrderSum(inputs)
-                : rankOrderSum(inputs);
+        return expected(algorithm, inputs, smallTensorBytes, CommunicatorConfig.DEFAULT_HALVING_DOUBLING_BYTES);
+    }
+
+    /** {@link #expected(String, float[][])} for the given small-tensor and halving-doubling thresholds. */
+    public static float[] expected(String algorithm, float[][] inputs, int smallTensorBytes, int halvingDoublingBytes) {
+        int p = inputs.length;
+        long bytes = 4L * inputs[0].length;
+        if (!CommunicatorConfig.RING.equals(algorithm) || p == 1 || (bytes <= smallTensorBytes && bytes > 0)) {
+            return rankOrderSum(inputs);
+        }
+        boolean halvingDoubling = p >= 4 && Integer.bitCount(p) == 1 && bytes > 0 && bytes <= halvingDoublingBytes;
+        return halvingDoubling ? halvingDoublingOrderSum(inputs) : ringOrderSum(inputs);
+    }
+
+    /**
+     * Halving-doubling, P = 2^L: with p(r, -1) = x_r and p(r, k) = p(r ^ 2^(L-1-k), k-1) + p(r, k-1),
+     * chunk c = [c·n/P, (c+1)·n/P) of the result is p(c, L-1).
+     */
+    public static float[] halvingDoublingOrderSum(float[][] inputs) {
+        int p = inputs.length;
+        int levels = Integer.numberOfTrailingZeros(p);
+        int n = inputs[0].length;
+        float[] out = new float[n];
+        for (int c = 0; c < p; c++) {
+            int from = (int) ((long) c * n / p);
+            int to = (int) ((long) (c + 1) * n / p);
+            for (int i = from; i < to; i++) {
+                out[i] = partial(inputs, c, levels - 1, levels, i);
+            }
+        }
+        return out;
+    }
+
+    private static float partial(float[][] inputs, int r, int k, int levels, int i) {
+        if (k < 0) {
+            return inputs[r][i];
+        }
+        int partner = r ^ (1 << (levels - 1 - k));
+        return partial(inputs, partner, k - 1, levels, i) + partial(inputs, r, k - 1, levels, i);
     }
 
     /** Null when {@code t}'s remaining elements equal {@code expected} bit for bit, else what differs. */

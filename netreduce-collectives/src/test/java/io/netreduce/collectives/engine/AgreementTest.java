@@ -115,6 +115,31 @@ class AgreementTest {
         }
     }
 
+    /**
+     * Halving-doubling (P = 4): a count mismatch between two of its calls is caught by the
+     * partners' headers; one between a call it takes and one the pipelined ring takes (their
+     * messages go to different queue pairs) by the agreement once the ranks wait. Either way
+     * every rank fails the call naming the odd one.
+     */
+    @ParameterizedTest(name = "{0} elements against {1}")
+    @CsvSource({"20000,20001", "20000,200000"})
+    void aMismatchUnderHalvingDoublingFailsOnEveryRank(int count, int oddCount) throws Exception {
+        CommunicatorConfig.Builder template = TestGroup.template("ring").smallTensorBytes(0)
+                .halvingDoublingBytes(256 * 1024).timeout(Duration.ofSeconds(10));
+        try (TestGroup g = TestGroup.open(4, template, 1L << 30)) {
+            List<Object> out = g.onEveryRank((r, c) -> {
+                c.allReduce(FloatBuffer.allocate(count));
+                c.allReduce(FloatBuffer.allocate(r == 3 ? oddCount : count));
+                return "returned";
+            }, 30);
+            for (int r = 0; r < 4; r++) {
+                CollectiveException e = assertInstanceOf(CollectiveException.class, out.get(r), "rank " + r);
+                assertTrue(e.getMessage().contains(MISMATCH) && e.getMessage().contains("rank 3: allReduce(" + oddCount + ")"),
+                        "rank " + r + ": " + e.getMessage());
+            }
+        }
+    }
+
     /** With nothing after it, a mismatch in the last call is still that call's error, and close is quiet. */
     @Test
     void aMismatchInTheLastCallIsReportedByItOnEveryRank() throws Exception {

@@ -27,7 +27,11 @@ import java.nio.FloatBuffer;
  *       step's latency is the cost: every rank's whole tensor goes around the ring (the
  *       all-gather half over P copies, P-1 steps, a single exchange at P = 2) and each rank
  *       reduces the P copies itself, {@code x_{P-1} op (... op (x_1 op x_0))}: the same
- *       expression on every rank, so the same bits.</li>
+ *       expression on every rank, so the same bits;</li>
+ *   <li>above that and up to {@link CommunicatorConfig#halvingDoublingBytes()}, where P is a
+ *       power of two from 4, recursive halving and doubling ({@link HalvingDoublingAllReduce})
+ *       over queue pairs to partners at distances 1, 2, 4, ...: 2·log2(P) steps of the
+ *       ring's bytes.</li>
  * </ul>
  * Reduce-scatter and all-gather run their half of the ring alone; broadcast is a sum
  * ({@link SumCollectives}). Every message carries the caller's call and every rank checks
@@ -39,6 +43,8 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     private GroupContext group;
     private RingConnections connections;
     private RingAllReduce ring;
+    private PartnerConnections partners;
+    private HalvingDoublingAllReduce halvingDoubling;
     private int smallTensorBytes;
     private final ScratchTensor scratch = new ScratchTensor();
     private final ScratchTensor gathered = new ScratchTensor();
@@ -71,6 +77,13 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
             connections.connect(g);
             ring = new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq, g.rank(),
                     g.size(), c.ringMessageBytes(), c.ringWindow(), lookAhead, g.timeout());
+            if (PartnerConnections.serves(g.size()) && c.halvingDoublingBytes() >= 4) {
+                partners = new PartnerConnections(connections.device, connections.pd, g.size(), HalvingDoublingAllReduce.PER_OP,
+                        HalvingDoublingAllReduce.SLOTS, c.mtu(), c.ackTimeout());
+                partners.connect(g);
+                halvingDoubling = new HalvingDoublingAllReduce(connections.pd, partners, g.rank(), g.size(),
+                        c.halvingDoublingBytes() / 4, g.timeout());
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -96,6 +109,12 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         }
         TensorMemory tensors = connections.memory;
         tensors.bind(input, output, true);
+        if (halvingDoubling != null && n > 0 && n <= halvingDoubling.maxElements()) {
+            halvingDoubling.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
+                    tensors.outputOffset(), n);
+            tensors.unstageWhole();
+            return;
+        }
         ring.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n);
         tensors.unstageWhole();
     }
@@ -152,11 +171,21 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
 
     @Override
     public Traffic traffic() {
-        return connections == null ? Traffic.NONE : connections.traffic(ring == null ? 0 : ring.waitNanos());
+        if (connections == null) {
+            return Traffic.NONE;
+        }
+        long wait = (ring == null ? 0 : ring.waitNanos()) + (halvingDoubling == null ? 0 : halvingDoubling.waitNanos());
+        Traffic t = connections.traffic(wait);
+        return partners == null ? t : partners.plus(t);
     }
 
     @Override
     public void close() {
+        if (halvingDoubling != null) {
+            halvingDoubling.close();
+            halvingDoubling = null;
+        }
+        partners = null;
         if (ring != null) {
             ring.close();
             ring = null;

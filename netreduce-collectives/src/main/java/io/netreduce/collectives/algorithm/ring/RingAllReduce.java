@@ -340,7 +340,7 @@ public final class RingAllReduce implements AutoCloseable {
      * A view whose float32 element i is at byte 4i, from {@code byteOffset} of the region
      * (which need not be 4-aligned).
      */
-    private static ByteBuffer elementsAt(MemoryRegion region, int byteOffset) {
+    static ByteBuffer elementsAt(MemoryRegion region, int byteOffset) {
         ByteBuffer b = region.buffer().duplicate();
         b.clear().position(byteOffset);
         return b.slice().order(InaHeader.PAYLOAD_ORDER);
