@@ -117,20 +117,10 @@ final class EnvironmentReader {
                     ? "" : "='" + a + "'"));
         }
         if (env.containsKey(SMALL_TENSOR_BYTES)) {
-            int bytes = integer(env, SMALL_TENSOR_BYTES, 0);
-            if (bytes < 0) {
-                throw new IllegalArgumentException(SMALL_TENSOR_BYTES + " must not be negative (unset it for the "
-                        + "threshold that follows the group size): " + bytes);
-            }
-            b.smallTensorBytes(bytes);
+            b.smallTensorBytes(nonNegative(env, SMALL_TENSOR_BYTES, "unset it for the threshold that follows the group size"));
         }
         if (env.containsKey(HALVING_DOUBLING_BYTES)) {
-            int bytes = integer(env, HALVING_DOUBLING_BYTES, 0);
-            if (bytes < 0) {
-                throw new IllegalArgumentException(HALVING_DOUBLING_BYTES + " must not be negative (0 turns the "
-                        + "halving-doubling schedule off): " + bytes);
-            }
-            b.halvingDoublingBytes(bytes);
+            b.halvingDoublingBytes(nonNegative(env, HALVING_DOUBLING_BYTES, "0 turns the halving-doubling schedule off"));
         }
         if (env.containsKey(TIMEOUT_SECONDS)) {
             String t = env.get(TIMEOUT_SECONDS).trim();
@@ -157,6 +147,15 @@ final class EnvironmentReader {
 
     private static String which(Map<String, String> env, String a, String b) {
         return env.containsKey(a) ? a : b;
+    }
+
+    /** The set integer {@code key}, which must not be negative ({@code hint} says what to do instead). */
+    private static int nonNegative(Map<String, String> env, String key, String hint) {
+        int v = integer(env, key, 0);
+        if (v < 0) {
+            throw new IllegalArgumentException(key + " must not be negative (" + hint + "): " + v);
+        }
+        return v;
     }
 
     private static int integer(Map<String, String> env, String key, int absent) {

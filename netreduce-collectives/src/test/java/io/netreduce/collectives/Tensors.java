@@ -83,17 +83,29 @@ public final class Tensors {
     /** ring: chunk c = [c·n/P, (c+1)·n/P) is summed starting at rank c: ((x_c + x_{c+1}) + ...) + x_{c-1}. */
     public static float[] ringOrderSum(float[][] inputs) {
         int p = inputs.length;
+        return byChunk(inputs, (c, i) -> {
+            float acc = inputs[c][i];
+            for (int k = 1; k < p; k++) {
+                acc += inputs[(c + k) % p][i];
+            }
+            return acc;
+        });
+    }
+
+    private interface ChunkElement {
+        float value(int chunk, int i);
+    }
+
+    /** Element i of chunk c = [c·n/P, (c+1)·n/P) is {@code f.value(c, i)}. */
+    private static float[] byChunk(float[][] inputs, ChunkElement f) {
+        int p = inputs.length;
         int n = inputs[0].length;
         float[] out = new float[n];
         for (int c = 0; c < p; c++) {
             int from = (int) ((long) c * n / p);
             int to = (int) ((long) (c + 1) * n / p);
             for (int i = from; i < to; i++) {
-                float acc = inputs[c][i];
-                for (int k = 1; k < p; k++) {
-                    acc += inputs[(c + k) % p][i];
-                }
-                out[i] = acc;
+                out[i] = f.value(c, i);
             }
         }
         return out;
@@ -131,18 +143,8 @@ public final class Tensors {
      * chunk c = [c·n/P, (c+1)·n/P) of the result is p(c, L-1).
      */
     public static float[] halvingDoublingOrderSum(float[][] inputs) {
-        int p = inputs.length;
-        int levels = Integer.numberOfTrailingZeros(p);
-        int n = inputs[0].length;
-        float[] out = new float[n];
-        for (int c = 0; c < p; c++) {
-            int from = (int) ((long) c * n / p);
-            int to = (int) ((long) (c + 1) * n / p);
-            for (int i = from; i < to; i++) {
-                out[i] = partial(inputs, c, levels - 1, levels, i);
-            }
-        }
-        return out;
+        int levels = Integer.numberOfTrailingZeros(inputs.length);
+        return byChunk(inputs, (c, i) -> partial(inputs, c, levels - 1, levels, i));
     }
 
     private static float partial(float[][] inputs, int r, int k, int levels, int i) {
