@@ -48,7 +48,7 @@ import java.util.function.Supplier;
  * message at once, and must find a receive posted (else an RNR NAK and the RNR timer). Per
  * partner each operation takes exactly two receives (its reduce-scatter message, then its
  * all-gather one), so the receives of operation i+2 go into operation i's slots as it
- * returns. No allocation per operation or message.
+ * returns. No allocation per message (per call, only the views of the tensors, as the ring's).
  */
 final class HalvingDoublingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;

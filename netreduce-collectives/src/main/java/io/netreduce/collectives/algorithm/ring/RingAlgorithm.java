@@ -112,10 +112,9 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         if (halvingDoubling != null && n > 0 && n <= halvingDoubling.maxElements()) {
             halvingDoubling.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
                     tensors.outputOffset(), n);
-            tensors.unstageWhole();
-            return;
+        } else {
+            ring.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n);
         }
-        ring.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n);
         tensors.unstageWhole();
     }
 
