@@ -1,13 +1,14 @@
 /*
  * CRC-32 (IEEE 802.3, the polynomial of RoCEv2's ICRC and of java.util.zip.CRC32) over
  * native memory, for ICRCs of datagrams in direct buffers. Where the CPU has PCLMULQDQ the
- * bulk is folded 64 bytes at a time (V. Gopal, E. Ozturk et al., "Fast CRC Computation for
- * Generic Polynomials Using PCLMULQDQ Instruction", Intel, 2009; the constants are the
- * paper's for the bit-reflected polynomial 0x104C11DB7), the rest is done eight bytes at a
- * time through tables. Where the CPU has VPCLMULQDQ with AVX-512, the same folds run on four
- * 512-bit registers, 256 bytes at a time (16 lanes of 128 bits, as the JDK's own intrinsic
- * does on such CPUs: the 128-bit fold is latency-bound at about a third of its speed there).
- * The point is the short and mid-sized pieces of a datagram (a 40-byte ICRC template, a 1 KiB
+ * bulk is folded 64 bytes at a time, a piece of 16 to 63 bytes 16 at a time (V. Gopal, E.
+ * Ozturk et al., "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ Instruction",
+ * Intel, 2009; the constants are the paper's for the bit-reflected polynomial 0x104C11DB7),
+ * and the last 0 to 15 bytes eight at a time through tables. Where the CPU has VPCLMULQDQ
+ * with AVX-512, the same folds run on four 512-bit registers, 256 bytes at a time (16 lanes
+ * of 128 bits, as the JDK's own intrinsic does on such CPUs: the 128-bit fold is
+ * latency-bound at about a third of its speed there).
+ * The point is the short and mid-sized pieces of a datagram (a 48-byte ICRC template, a 1 KiB
  * payload): java.util.zip.CRC32 pays about 30 ns per call before its first byte, and a
  * datagram's ICRC takes two to three calls.
  */
@@ -62,15 +63,39 @@ static uint32_t crc32_tables8(uint32_t state, const unsigned char *p, size_t n) 
 #define K_2048_LO 0x011542778a /* D = 2048: four 512-bit registers, 256 bytes */
 #define K_2048_HI 0x01322d1430
 
+/* One 128-bit lane x1 holding 16 bytes folded so far; len bytes (a multiple of 16) follow at buf. */
+__attribute__((target("pclmul,sse4.1")))
+static uint32_t crc32_fold_lane(__m128i x1, const unsigned char *buf, size_t len) {
+    const __m128i k3k4 = _mm_set_epi64x(K_128_HI, K_128_LO);
+    const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
+    const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
+    __m128i x0, x2, x5;
+    while (len >= 16) {
+        x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
+        x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11),
+                                         _mm_loadu_si128((const __m128i *)buf)), x5);
+        buf += 16;
+        len -= 16;
+    }
+    /* 128 bits to 64, then Barrett reduction to 32 */
+    const __m128i mask = _mm_setr_epi32(~0, 0, ~0, 0);
+    x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
+    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
+    x2 = _mm_srli_si128(x1, 4);
+    x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask), k5k0, 0x00), x2);
+    x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, mask), poly, 0x10);
+    x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, mask), poly, 0x00);
+    x0 = _mm_xor_si128(x1, x2);
+    return (uint32_t)_mm_extract_epi32(x0, 1);
+}
+
 /* Four 128-bit lanes x1..x4 holding 64 consecutive bytes folded so far; len bytes follow at buf. */
 __attribute__((target("pclmul,sse4.1")))
 static uint32_t crc32_fold_lanes(__m128i x1, __m128i x2, __m128i x3, __m128i x4, const unsigned char *buf,
                                  size_t len) {
     const __m128i k1k2 = _mm_set_epi64x(K_512_HI, K_512_LO);
     const __m128i k3k4 = _mm_set_epi64x(K_128_HI, K_128_LO);
-    const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
-    const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
-    __m128i x0, x5, x6, x7, x8;
+    __m128i x5, x6, x7, x8;
     while (len >= 64) {
         x5 = _mm_clmulepi64_si128(x1, k1k2, 0x00);
         x6 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
@@ -94,29 +119,17 @@ static uint32_t crc32_fold_lanes(__m128i x1, __m128i x2, __m128i x3, __m128i x4,
     x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), x3), x5);
     x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
     x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11), x4), x5);
-    while (len >= 16) {
-        x5 = _mm_clmulepi64_si128(x1, k3k4, 0x00);
-        x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, k3k4, 0x11),
-                                         _mm_loadu_si128((const __m128i *)buf)), x5);
-        buf += 16;
-        len -= 16;
-    }
-    /* 128 bits to 64, then Barrett reduction to 32 */
-    const __m128i mask = _mm_setr_epi32(~0, 0, ~0, 0);
-    x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
-    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
-    x2 = _mm_srli_si128(x1, 4);
-    x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask), k5k0, 0x00), x2);
-    x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, mask), poly, 0x10);
-    x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, mask), poly, 0x00);
-    x0 = _mm_xor_si128(x1, x2);
-    return (uint32_t)_mm_extract_epi32(x0, 1);
+    return crc32_fold_lane(x1, buf, len);
 }
 
-/* len >= 64 and a multiple of 16; state as above */
+/* len >= 16 and a multiple of 16; state as above. Below 64 bytes one lane folds: a 48-byte
+ * ICRC template took the tables about twice as long. */
 __attribute__((target("pclmul,sse4.1")))
 static uint32_t crc32_fold(const unsigned char *buf, size_t len, uint32_t state) {
     __m128i x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)buf), _mm_cvtsi32_si128((int)state));
+    if (len < 64) {
+        return crc32_fold_lane(x1, buf + 16, len - 16);
+    }
     return crc32_fold_lanes(x1, _mm_loadu_si128((const __m128i *)(buf + 0x10)),
                             _mm_loadu_si128((const __m128i *)(buf + 0x20)),
                             _mm_loadu_si128((const __m128i *)(buf + 0x30)), buf + 64, len - 64);
@@ -199,7 +212,7 @@ static int cpu_folds(void) {
 static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n, int folds) {
     uint32_t state = ~crc;
 #if defined(__x86_64__)
-    if (n >= 64 && folds > FOLDS_NONE) {
+    if (n >= 16 && folds > FOLDS_NONE) {
         size_t bulk = n & ~(size_t)15;
         state = bulk >= 256 && folds >= FOLDS_512 ? crc32_fold_wide(p, bulk, state) : crc32_fold(p, bulk, state);
         p += bulk;
