@@ -14,7 +14,10 @@ CPU against the peers measured in the same round.
 
 At P = 2 each round also runs bench/tcp_exchange.c: both sides send and receive the bytes of
 a P = 2 all-reduce at once over one loopback TCP connection, in C and without reducing, the
-kernel's floor for any all-reduce over TCP at P = 2 (a row of its own, not a peer).
+kernel's floor for any all-reduce over TCP at P = 2 (a row of its own, not a peer). Its
+connection gets the congestion control netreduce's tcp provider gives its own (cubic where the
+system's default is bbr); Open MPI and Gloo keep the system's, which they have no setting for
+(the table's header says when the two differ).
 
 Timed calls per size: at least --iters, and for the peers as many as 256 MiB of tensor
 (a 4 KiB call 20000 times), a quarter of that warming up first; netreduce bench times
@@ -122,12 +125,24 @@ def gloo(p, nbytes, iters, warmup, attempts=3):
             "cpu_s_per_gb": cpu / (nbytes / 1e9)}
 
 
+def floor_congestion():
+    """The congestion control netreduce's tcp provider gives its connections by default
+    (cubic where the system's default is bbr), for the floor's connection; None: the system's."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+            return "cubic" if f.read().strip() == "bbr" else None
+    except OSError:
+        return None
+
+
 def tcp_floor(nbytes, rounds):
     """bench/tcp_exchange.c: the bytes of a P = 2 all-reduce both ways over one loopback TCP
-    connection, in C, without reducing: the kernel's floor for any P = 2 all-reduce over TCP."""
+    connection, in C, without reducing: the kernel's floor for any P = 2 all-reduce over TCP,
+    on a connection with the congestion control netreduce's would have."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, 1 << 20)), str(rounds)], check=True,
-                         capture_output=True, text=True, timeout=900)
+    cc = floor_congestion()
+    out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, 1 << 20)), str(rounds)]
+                         + ([cc] if cc else []), check=True, capture_output=True, text=True, timeout=900)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     _, _, _, med_ms, _, _ = out.stdout.split()
     t = float(med_ms) * 1e3
@@ -212,7 +227,10 @@ def main():
                       + ", ".join(f"{k} {v['time_us']:.1f} us" for k, v in got[s].items()), file=sys.stderr, flush=True)
     header = (("one host: Open MPI over shared memory (btl vader,self), netreduce --hosts 1; " if a.one_host else "")
               + f"{a.rounds} interleaved rounds, float32 sum in place unless said, every result checked exact; "
-              f"netreduce bench -n {a.iters} -w {a.warmup} -T {a.seconds_per_size:g} -W {a.warmup_seconds:g}; median (range)")
+              f"netreduce bench -n {a.iters} -w {a.warmup} -T {a.seconds_per_size:g} -W {a.warmup_seconds:g}; "
+              + (f"TCP congestion control: the peers the system's, netreduce and the floor {floor_congestion()}; "
+                 if floor_congestion() else "")
+              + "median (range)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"header": header, "rounds": rounds}, f, indent=1)

@@ -6,10 +6,12 @@
  * non-blocking socket with poll(), writing and reading CHUNK bytes per call, as Open MPI's
  * TCP transport and netreduce's polled tcp provider do. Prints
  *   bytes chunk rounds ms_per_round_median ms_min busbw_GBps_at_median
- * where busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES).
+ * where busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES). A fourth
+ * argument sets the connection's congestion control (TCP_CONGESTION), as netreduce's tcp
+ * provider does where the system's default is bbr (bench/compare.py passes the same one).
  *
  *   cc -O2 -o tcp_exchange tcp_exchange.c
- *   ./tcp_exchange 67108864 1048576 30
+ *   ./tcp_exchange 67108864 1048576 30 [cubic]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -66,7 +68,7 @@ static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS\n", argv[0]);
+        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL]\n", argv[0]);
         return 2;
     }
     size_t bytes = strtoull(argv[1], 0, 10), chunk = strtoull(argv[2], 0, 10);
@@ -89,6 +91,7 @@ int main(int argc, char **argv) {
     close(lfd);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (argc > 4 && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, argv[4], strlen(argv[4])) != 0) die("TCP_CONGESTION");
     fcntl(fd, F_SETFL, O_NONBLOCK);
     char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, bytes);
     memset(out, 1, bytes);

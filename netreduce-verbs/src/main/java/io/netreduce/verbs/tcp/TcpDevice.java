@@ -74,6 +74,7 @@ final class TcpDevice implements Device {
     private volatile boolean open = true;
     private final TcpProgress progress;
     private final int spinMicros;
+    private final TcpCongestion congestion;
     /** Connected queue pairs in polled progress, for the fallback; replaced on (rare) change. */
     private volatile TcpQueuePair[] driven = NONE;
     private ScheduledFuture<?> fallbackTask;
@@ -82,6 +83,7 @@ final class TcpDevice implements Device {
         this.options = options;
         this.progress = TcpProgress.of(options);
         this.spinMicros = spinMicros(options);
+        this.congestion = TcpCongestion.of(options);
         if (options.localAddress().isAnyLocalAddress()) {
             // Queue-pair endpoints carry this address for peers to dial: it must be a real one.
             throw new VerbsException("tcp device needs a specific local address, not the wildcard "
@@ -102,8 +104,9 @@ final class TcpDevice implements Device {
         acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
         acceptThread.setDaemon(true);
         acceptThread.start();
-        LOG.debug("tcp device listening on {} ({} progress, {} µs spin{})", boundAddress, progress, spinMicros,
-                options.coresOversubscribed() ? ", yielding: more pollers than cores" : "");
+        LOG.debug("tcp device listening on {} ({} progress, {} µs spin{}, congestion control {})", boundAddress,
+                progress, spinMicros, options.coresOversubscribed() ? ", yielding: more pollers than cores" : "",
+                congestion.algorithm() == null ? "the system's" : congestion.algorithm());
     }
 
     private static int spinMicros(DeviceOptions options) {
@@ -121,6 +124,11 @@ final class TcpDevice implements Device {
         }
         throw new VerbsException("tcp spin '" + value + "' in " + SPIN.source(options) + " is not a whole number of "
                 + "microseconds from 0 to " + TcpCompletionQueue.MAX_SPIN_MICROS);
+    }
+
+    /** The congestion control its connections get. */
+    TcpCongestion congestion() {
+        return congestion;
     }
 
     InetSocketAddress boundAddress() {

@@ -14,6 +14,7 @@ import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
 import io.netreduce.verbs.support.ScatterGather;
+import io.netreduce.wire.tcp.TcpCongestionControl;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -143,6 +144,12 @@ final class TcpQueuePair implements QueuePair {
         return localEndpoint;
     }
 
+    /** Its connection's congestion control, or null before it connects or where it cannot be read. */
+    String congestionControl() {
+        SocketChannel ch = channel;
+        return ch == null ? null : TcpCongestionControl.get(ch);
+    }
+
     @Override
     public QpEndpoint remoteEndpoint() {
         return remoteEndpoint;
@@ -199,6 +206,7 @@ final class TcpQueuePair implements QueuePair {
         try {
             ch.configureBlocking(progress.blockingSocket());
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            device.congestion().apply(ch);
         } catch (IOException e) {
             throw new VerbsException("QP " + qpn + ": configuring the connection to " + remote + " failed: " + e, e);
         }

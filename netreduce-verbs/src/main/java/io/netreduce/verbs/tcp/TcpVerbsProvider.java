@@ -34,6 +34,19 @@ public final class TcpVerbsProvider extends ProviderBase {
     /** Environment variable with the same meaning, read when neither the option nor the property is set. */
     public static final String SPIN_MICROS_ENVIRONMENT = "NETREDUCE_TCP_SPIN_MICROS";
 
+    /**
+     * Device option (and system property): the congestion control of the provider's TCP
+     * connections on Linux, {@value TcpCongestion#AUTO} by default (cubic where the system's
+     * default is bbr, else the system's), {@value TcpCongestion#SYSTEM} for the system's
+     * default, or an algorithm's name ({@code cubic}, {@code reno}, ...: one the system
+     * allows). BBR paces each connection at its estimate of the path's bandwidth, and on
+     * low-RTT paths that estimate fell to about half the rate in most connections
+     * (docs/transports.md).
+     */
+    public static final String CONGESTION = "tcp.congestion";
+    /** Environment variable with the same meaning, read when neither the option nor the property is set. */
+    public static final String CONGESTION_ENVIRONMENT = "NETREDUCE_TCP_CONGESTION";
+
     /** One framed TCP stream per queue pair, straight to the peer: no RoCEv2 packets, no gateway. */
     public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.RDMA_WRITE_WITH_IMMEDIATE,
             Capability.PROGRESS_ON_POLLING_THREAD);
