@@ -71,6 +71,9 @@ final class TcpCongestion {
                 LOG.warn("tcp connections keep the system's congestion control {}: setting {} failed: {}",
                         systemDefault, algorithm, failure);
             }
+        } else if (failure != null) {
+            LOG.debug("a tcp connection keeps the system's congestion control {}: setting {} failed: {}",
+                    systemDefault, algorithm, failure);
         }
     }
 }
