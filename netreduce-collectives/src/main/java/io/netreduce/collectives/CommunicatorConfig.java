@@ -73,7 +73,10 @@ public final class CommunicatorConfig {
 
     /** {@link #smallTensorBytes()} when not set: the threshold follows the group size ({@link #smallTensorBytes(int)}). */
     public static final int AUTO_SMALL_TENSOR_BYTES = -1;
-    /** The automatic small-tensor threshold is {@code SMALL_TENSOR_SCALE / P²}, within these bounds. */
+    /**
+     * The automatic small-tensor threshold is {@code SMALL_TENSOR_SCALE / P²}, twice that
+     * where recursive doubling takes it, within these bounds.
+     */
     static final int SMALL_TENSOR_SCALE = 1 << 20;
     static final int MIN_AUTO_SMALL_TENSOR_BYTES = 16 * 1024;
     static final int MAX_AUTO_SMALL_TENSOR_BYTES = 256 * 1024;
@@ -318,13 +321,17 @@ public final class CommunicatorConfig {
 
     /**
      * The small-tensor threshold a group of {@code groupSize} ranks uses: the configured one,
-     * else 1 MiB / P² within 16–256 KiB. The small path sends (P-1)·n bytes per rank where
-     * the ring sends 2(P-1)/P·n, in half the steps, so the size where the saved steps stop
-     * paying for the extra bytes falls with P; measured here near 256 KiB at P = 2 and
-     * 64 KiB at P = 4 (docs/benchmarks.md, "Small tensors").
+     * else 1 MiB / P² within 16–256 KiB, or 2 MiB / P² where P is a power of two from 4 and
+     * halving-doubling is on (recursive doubling then takes the small sizes). The gather
+     * sends (P-1)·n bytes per rank where the ring sends 2(P-1)/P·n, in half the steps, so the
+     * size where the saved steps stop paying for the extra bytes falls with P; measured here
+     * near 256 KiB at P = 2 and 64 KiB at P = 4. Recursive doubling sends log2(P)·n in log2(P)
+     * steps, and at P = 4 beat halving-doubling up to 128 KiB (docs/benchmarks.md, "Small
+     * tensors").
      */
     public int smallTensorBytes(int groupSize) {
-        return smallTensorBytes != AUTO_SMALL_TENSOR_BYTES ? smallTensorBytes : defaultSmallTensorBytes(groupSize);
+        return smallTensorBytes != AUTO_SMALL_TENSOR_BYTES ? smallTensorBytes
+                : defaultSmallTensorBytes(groupSize, halvingDoublingBytes);
     }
 
     /**
@@ -336,10 +343,15 @@ public final class CommunicatorConfig {
      */
     public int halvingDoublingBytes() { return halvingDoublingBytes; }
 
-    /** The automatic small-tensor threshold of a group of {@code groupSize} ranks (see {@link #smallTensorBytes(int)}). */
-    public static int defaultSmallTensorBytes(int groupSize) {
+    /**
+     * The automatic small-tensor threshold of a group of {@code groupSize} ranks whose
+     * halving-doubling threshold is {@code halvingDoublingBytes} (see {@link #smallTensorBytes(int)}).
+     */
+    public static int defaultSmallTensorBytes(int groupSize, int halvingDoublingBytes) {
         long p = Math.max(1, groupSize);
-        return (int) Math.max(MIN_AUTO_SMALL_TENSOR_BYTES, Math.min(MAX_AUTO_SMALL_TENSOR_BYTES, SMALL_TENSOR_SCALE / (p * p)));
+        boolean recursiveDoubling = p >= 4 && Long.bitCount(p) == 1 && halvingDoublingBytes >= 4;
+        long scaled = (recursiveDoubling ? 2L * SMALL_TENSOR_SCALE : SMALL_TENSOR_SCALE) / (p * p);
+        return (int) Math.max(MIN_AUTO_SMALL_TENSOR_BYTES, Math.min(MAX_AUTO_SMALL_TENSOR_BYTES, scaled));
     }
     /**
      * How many of the group's ranks run on this rank's host, as the launcher says

@@ -72,11 +72,13 @@ class AllReduceTest {
      * The ring's three paths, each forced on for every size: the pipelined ring (both
      * thresholds 0) sums in its chunk order, the small-tensor path (threshold 1 MiB) in rank
      * order, halving-doubling (P = 4 and 8, its threshold 1 MiB) in its documented order,
-     * with tensors smaller than the ring (empty chunks) and larger than a message alike.
+     * recursive doubling (P = 4 and 8, both thresholds 1 MiB, up to 1 MiB / 4P elements,
+     * the gather above) as a pairwise tree, with tensors smaller than the ring (empty
+     * chunks) and larger than a message alike.
      */
     @ParameterizedTest(name = "P={0} small-tensor threshold {1}, halving-doubling {2}")
     @CsvSource({"2,0,0", "3,0,0", "4,0,0", "5,0,0", "2,1048576,0", "3,1048576,0", "5,1048576,0", "4,0,1048576",
-            "8,0,1048576"})
+            "8,0,1048576", "4,1048576,1048576", "8,1048576,1048576"})
     void everyRingPathSumsInItsDocumentedOrder(int p, int smallTensorBytes, int halvingDoublingBytes) throws Exception {
         CommunicatorConfig.Builder template = TestGroup.template("ring").smallTensorBytes(smallTensorBytes)
                 .halvingDoublingBytes(halvingDoublingBytes);

@@ -78,8 +78,12 @@ class ConfigurationTest {
         CommunicatorConfig auto = CommunicatorConfig.fromEnvironment(Map.of());
         assertEquals(CommunicatorConfig.AUTO_SMALL_TENSOR_BYTES, auto.smallTensorBytes());
         assertEquals(256 << 10, auto.smallTensorBytes(2));
-        assertEquals(64 << 10, auto.smallTensorBytes(4));
-        assertEquals(16 << 10, auto.smallTensorBytes(8));
+        assertEquals(128 << 10, auto.smallTensorBytes(4)); // recursive doubling takes them
+        assertEquals((1 << 20) / 9, auto.smallTensorBytes(3)); // the gather does
+        assertEquals(32 << 10, auto.smallTensorBytes(8));
+        CommunicatorConfig noPartners = CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "0"));
+        assertEquals(64 << 10, noPartners.smallTensorBytes(4));
+        assertEquals(16 << 10, noPartners.smallTensorBytes(8));
         assertEquals(16 << 10, auto.smallTensorBytes(64));
         assertEquals(256 << 10, auto.smallTensorBytes(1));
         CommunicatorConfig set = CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_SMALL_TENSOR_BYTES", "0"));

@@ -115,11 +115,13 @@ public final class Tensors {
      * The documented sum for a group with the default thresholds: netreduce's switch sums in
      * rank order; the ring reduces the gathered copies in rank order at or below the
      * small-tensor threshold (x_{P-1} + (... + (x_1 + x_0)), the same floats as rank order,
-     * addition being commutative), takes the halving-doubling schedule above it up to its
-     * threshold where P is a power of two from 4, and the pipelined ring's order beyond.
+     * addition being commutative) or, where P is a power of two from 4, by recursive doubling
+     * ({@link #treeSum}), takes the halving-doubling schedule above it up to its threshold
+     * where P is a power of two from 4, and the pipelined ring's order beyond.
      */
     public static float[] expected(String algorithm, float[][] inputs) {
-        return expected(algorithm, inputs, CommunicatorConfig.defaultSmallTensorBytes(inputs.length));
+        return expected(algorithm, inputs, CommunicatorConfig.defaultSmallTensorBytes(inputs.length,
+                CommunicatorConfig.DEFAULT_HALVING_DOUBLING_BYTES));
     }
 
     /** {@link #expected(String, float[][])} for a group whose small-tensor threshold is {@code smallTensorBytes}. */
@@ -131,11 +133,31 @@ public final class Tensors {
     public static float[] expected(String algorithm, float[][] inputs, int smallTensorBytes, int halvingDoublingBytes) {
         int p = inputs.length;
         long bytes = 4L * inputs[0].length;
-        if (!CommunicatorConfig.RING.equals(algorithm) || p == 1 || (bytes <= smallTensorBytes && bytes > 0)) {
+        boolean partners = p >= 4 && Integer.bitCount(p) == 1 && halvingDoublingBytes >= 4;
+        boolean small = bytes <= smallTensorBytes && bytes > 0;
+        // Recursive doubling takes what a level-0 staging slot holds: n/P of the largest halving-doubling tensor, plus one.
+        if (CommunicatorConfig.RING.equals(algorithm) && partners && small
+                && bytes / 4 <= (long) (halvingDoublingBytes / 4) / p + 1) {
+            return treeSum(inputs, 0, p);
+        }
+        if (!CommunicatorConfig.RING.equals(algorithm) || p == 1 || small) {
             return rankOrderSum(inputs);
         }
-        boolean halvingDoubling = p >= 4 && Integer.bitCount(p) == 1 && bytes > 0 && bytes <= halvingDoublingBytes;
+        boolean halvingDoubling = partners && bytes > 0 && bytes <= halvingDoublingBytes;
         return halvingDoubling ? halvingDoublingOrderSum(inputs) : ringOrderSum(inputs);
+    }
+
+    /** Recursive doubling's order: ranks [from, from + count) as t(lower half) + t(upper half), count a power of two. */
+    public static float[] treeSum(float[][] inputs, int from, int count) {
+        if (count == 1) {
+            return inputs[from].clone();
+        }
+        float[] lower = treeSum(inputs, from, count / 2);
+        float[] upper = treeSum(inputs, from + count / 2, count / 2);
+        for (int i = 0; i < lower.length; i++) {
+            lower[i] += upper[i];
+        }
+        return lower;
     }
 
     /**

@@ -116,15 +116,17 @@ class AgreementTest {
     }
 
     /**
-     * Halving-doubling (P = 4): a count mismatch between two of its calls is caught by the
-     * partners' headers; one between a call it takes and one the pipelined ring takes (their
-     * messages go to different queue pairs) by the agreement once the ranks wait. Either way
-     * every rank fails the call naming the odd one.
+     * The partner schedules (P = 4): a count mismatch between two calls that halving-doubling
+     * or recursive doubling take, or one of each, is caught by the partners' headers; one
+     * between a call halving-doubling takes and one the pipelined ring takes (their messages
+     * go to different queue pairs) by the agreement once the ranks wait. Either way every
+     * rank fails the call naming the odd one.
      */
-    @ParameterizedTest(name = "{0} elements against {1}")
-    @CsvSource({"20000,20001", "20000,200000"})
-    void aMismatchUnderHalvingDoublingFailsOnEveryRank(int count, int oddCount) throws Exception {
-        CommunicatorConfig.Builder template = TestGroup.template("ring").smallTensorBytes(0)
+    @ParameterizedTest(name = "small-tensor threshold {0}: {1} elements against {2}")
+    @CsvSource({"0,20000,20001", "0,20000,200000", "65536,2000,2001", "65536,2000,20000", "65536,20000,2000"})
+    void aMismatchUnderThePartnerSchedulesFailsOnEveryRank(int smallTensorBytes, int count, int oddCount)
+            throws Exception {
+        CommunicatorConfig.Builder template = TestGroup.template("ring").smallTensorBytes(smallTensorBytes)
                 .halvingDoublingBytes(256 * 1024).timeout(Duration.ofSeconds(10));
         try (TestGroup g = TestGroup.open(4, template, 1L << 30)) {
             List<Object> out = g.onEveryRank((r, c) -> {

@@ -12,7 +12,7 @@ import io.netreduce.verbs.QueuePair;
 import java.time.Duration;
 
 /**
- * The queue pairs of the halving-doubling schedule ({@link HalvingDoublingAllReduce}): for a
+ * The queue pairs of the partner schedules ({@link PartnerAllReduce}): for a
  * group of P = 2^L ranks, one to each partner {@code rank ^ 2^b}, b = 0..L-1, on the ring's
  * device and protection domain (so the tensors registered for the ring serve them too) but
  * with a completion queue of their own. The ring's queue pairs keep theirs: a neighbour that

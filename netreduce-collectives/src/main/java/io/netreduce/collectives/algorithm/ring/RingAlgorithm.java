@@ -27,9 +27,12 @@ import java.nio.FloatBuffer;
  *       step's latency is the cost: every rank's whole tensor goes around the ring (the
  *       all-gather half over P copies, P-1 steps, a single exchange at P = 2) and each rank
  *       reduces the P copies itself, {@code x_{P-1} op (... op (x_1 op x_0))}: the same
- *       expression on every rank, so the same bits;</li>
+ *       expression on every rank, so the same bits; where P is a power of two from 4 (and
+ *       halving-doubling is on), recursive doubling over the partner queue pairs instead,
+ *       log2(P) exchanges of the whole tensor, summed as a pairwise tree in rank order
+ *       ({@link PartnerAllReduce#runRecursiveDoubling});</li>
  *   <li>above that and up to {@link CommunicatorConfig#halvingDoublingBytes()}, where P is a
- *       power of two from 4, recursive halving and doubling ({@link HalvingDoublingAllReduce})
+ *       power of two from 4, recursive halving and doubling ({@link PartnerAllReduce})
  *       over queue pairs to partners at distances 1, 2, 4, ...: 2·log2(P) steps of the
  *       ring's bytes.</li>
  * </ul>
@@ -44,7 +47,7 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     private RingConnections connections;
     private RingAllReduce ring;
     private PartnerConnections partners;
-    private HalvingDoublingAllReduce halvingDoubling;
+    private PartnerAllReduce partnerSchedules;
     private int smallTensorBytes;
     private final ScratchTensor scratch = new ScratchTensor();
     private final ScratchTensor gathered = new ScratchTensor();
@@ -78,10 +81,10 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
             ring = new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq, g.rank(),
                     g.size(), c.ringMessageBytes(), c.ringWindow(), lookAhead, g.timeout());
             if (PartnerConnections.serves(g.size()) && c.halvingDoublingBytes() >= 4) {
-                partners = new PartnerConnections(connections.device, connections.pd, g.size(), HalvingDoublingAllReduce.PER_OP,
-                        HalvingDoublingAllReduce.SLOTS, c.mtu(), c.ackTimeout());
+                partners = new PartnerConnections(connections.device, connections.pd, g.size(), PartnerAllReduce.PER_OP,
+                        PartnerAllReduce.SLOTS, c.mtu(), c.ackTimeout());
                 partners.connect(g);
-                halvingDoubling = new HalvingDoublingAllReduce(connections.pd, partners, g.rank(), g.size(),
+                partnerSchedules = new PartnerAllReduce(connections.pd, partners, g.rank(), g.size(),
                         c.halvingDoublingBytes() / 4, g.timeout());
             }
         } catch (RuntimeException e) {
@@ -103,14 +106,18 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
     @Override
     public void allReduce(CollectiveCall call, FloatBuffer input, FloatBuffer output) {
         int n = output.remaining();
-        if (n > 0 && 4L * n <= smallTensorBytes) {
+        boolean small = n > 0 && 4L * n <= smallTensorBytes;
+        if (small && (partnerSchedules == null || n > partnerSchedules.maxRecursiveDoublingElements())) {
             gatherAndReduce(call, input, output);
             return;
         }
         TensorMemory tensors = connections.memory;
         tensors.bind(input, output, true);
-        if (halvingDoubling != null && n > 0 && n <= halvingDoubling.maxElements()) {
-            halvingDoubling.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
+        if (small) {
+            partnerSchedules.runRecursiveDoubling(call, tensors.inputRegion(), tensors.inputOffset(),
+                    tensors.outputRegion(), tensors.outputOffset(), n);
+        } else if (partnerSchedules != null && n > 0 && n <= partnerSchedules.maxElements()) {
+            partnerSchedules.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(),
                     tensors.outputOffset(), n);
         } else {
             ring.run(call, tensors.inputRegion(), tensors.inputOffset(), tensors.outputRegion(), tensors.outputOffset(), n);
@@ -173,16 +180,16 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         if (connections == null) {
             return Traffic.NONE;
         }
-        long wait = (ring == null ? 0 : ring.waitNanos()) + (halvingDoubling == null ? 0 : halvingDoubling.waitNanos());
+        long wait = (ring == null ? 0 : ring.waitNanos()) + (partnerSchedules == null ? 0 : partnerSchedules.waitNanos());
         Traffic t = connections.traffic(wait);
         return partners == null ? t : partners.plus(t);
     }
 
     @Override
     public void close() {
-        if (halvingDoubling != null) {
-            halvingDoubling.close();
-            halvingDoubling = null;
+        if (partnerSchedules != null) {
+            partnerSchedules.close();
+            partnerSchedules = null;
         }
         partners = null;
         if (ring != null) {

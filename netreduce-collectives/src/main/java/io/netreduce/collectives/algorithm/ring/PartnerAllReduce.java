@@ -23,8 +23,9 @@ import java.util.EnumSet;
 import java.util.function.Supplier;
 
 /**
- * All-reduce by recursive halving then recursive doubling (Rabenseifner's schedule, Open
- * MPI's default for mid-sized tensors) over {@link PartnerConnections}, for P = 2^L ranks:
+ * The all-reduce schedules over {@link PartnerConnections}, for P = 2^L ranks: recursive
+ * doubling for small tensors, and for mid-sized ones recursive halving then recursive
+ * doubling (Rabenseifner's schedule, Open MPI's default there) ({@link #run}):
  * 2L steps where the ring takes 2(P-1), each rank sending 2(P-1)/P of the tensor as the
  * ring does. The tensor is cut into P chunks as the ring cuts it (chunk c is elements
  * [c·n/P, (c+1)·n/P)).
@@ -41,16 +42,25 @@ import java.util.function.Supplier;
  * {@code p(r, k) = p(r ^ 2^(L-1-k), k-1) op p(r, k-1)}, chunk c of the result is
  * {@code p(c, L-1)}, computed by rank c alone.
  *
+ * <p>Small tensors take recursive doubling over the same partners ({@link #runRecursiveDoubling}):
+ * L steps, each swapping the whole partial sum with partner {@code rank ^ 2^k} and combining
+ * the lower rank's partial with the higher's, so that both partners compute the same bits
+ * (NaN payloads included) and chunk boundaries play no part: the result is the pairwise tree
+ * {@code t(group) = t(lower half) op t(upper half)} over ranks in order, on every rank. It
+ * sends log2(P)·n bytes in log2(P) steps, where the ring's small-tensor gather sends (P-1)·n
+ * in P-1 steps, and halving-doubling 2(P-1)/P·n in 2·log2(P).
+ *
  * <p>Each message is {@code [call header, segment]}, one per step, and a rank checks each
  * partner's call against its own before using its data, as the ring does. A step's message
- * waits for the previous step's result, so every receive lands in staging, posted two
- * operations ahead: a partner that finishes an operation first sends the next one's first
- * message at once, and must find a receive posted (else an RNR NAK and the RNR timer). Per
- * partner each operation takes exactly two receives (its reduce-scatter message, then its
- * all-gather one), so the receives of operation i+2 go into operation i's slots as it
- * returns. No allocation per message (per call, only the views of the tensors, as the ring's).
+ * waits for the previous step's result, so every receive lands in staging, {@link #SLOTS} per
+ * partner posted ahead: a partner that finishes an operation first sends the next one's first
+ * message at once, and must find a receive posted (else an RNR NAK and the RNR timer).
+ * Messages are numbered per partner, whatever the schedule; an operation takes at most
+ * {@link #PER_OP} per partner and reposts the slots it consumed as it returns, once its sends
+ * (which may read staging) are complete. No allocation per message (per call, only the views
+ * of the tensors, as the ring's).
  */
-final class HalvingDoublingAllReduce implements AutoCloseable {
+final class PartnerAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
     /**
      * Messages per partner per operation, the reduce-scatter's then the all-gather's: the
@@ -78,6 +88,10 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
     private final int[] slotElements;
     /** Per level: receives completed so far, over every operation (they complete in order). */
     private final long[] arrived;
+    /** Per level: messages whose data has been used, receives posted, and messages sent, over every operation. */
+    private final long[] consumed;
+    private final long[] recvsPosted;
+    private final long[] sent;
     /** Byte lengths of completed receives, by level × SLOTS + slot. */
     private final int[] arrivedBytes;
     private final CallHeader header = new CallHeader();
@@ -86,11 +100,19 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
     /** Step 0 combines into the kept half from the input; later steps from the output's partials. */
     private final ReductionKernel fromInput = ReductionKernel.create();
     private final ReductionKernel fromOutput = ReductionKernel.create();
+    /**
+     * Recursive doubling: step 0 combines the input with what arrived into staging (in
+     * either order), later steps staging with staging, into staging or, the last, the output.
+     */
+    private final ReductionKernel receivedFirst = ReductionKernel.create();
+    private final ReductionKernel inputFirst = ReductionKernel.create();
+    private final ReductionKernel withinStaging = ReductionKernel.create();
+    private final ReductionKernel intoOutput = ReductionKernel.create();
     private final Supplier<String> context = this::describe;
 
-    /** Operations run: the receives of this one and the next are posted. */
-    private long ops;
     private long sendsPosted;
+    /** Recursive doubling in place: the send of the tensor itself (step 0), whose completion the last step awaits. */
+    private long tensorSend = -1;
     private long sendsDone;
     private CollectiveCall call;
     private int elements;
@@ -100,8 +122,8 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
     private long waitMessage;
 
     /** {@code maxElements}: the largest tensor an operation may carry. */
-    HalvingDoublingAllReduce(ProtectionDomain pd, PartnerConnections links, int rank, int size, int maxElements,
-                             Duration timeout) {
+    PartnerAllReduce(ProtectionDomain pd, PartnerConnections links, int rank, int size, int maxElements,
+                     Duration timeout) {
         this.partners = links.partners;
         this.rank = rank;
         this.size = size;
@@ -123,17 +145,21 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
         this.staging = pd.register(ByteBuffer.allocateDirect(4 * total), EnumSet.of(Access.LOCAL_WRITE));
         this.stagingElements = RingAllReduce.elementsAt(staging, 0);
         this.arrived = new long[levels];
+        this.consumed = new long[levels];
+        this.recvsPosted = new long[levels];
+        this.sent = new long[levels];
         this.arrivedBytes = new int[levels * SLOTS];
-        for (int b = 0; b < levels; b++) {
-            for (int m = 0; m < SLOTS; m++) {
-                postRecv(b, m);
-            }
-        }
+        repostConsumed();
     }
 
     /** The largest tensor (elements) an operation may carry. */
     int maxElements() {
         return maxElements;
+    }
+
+    /** The largest tensor (elements) {@link #runRecursiveDoubling} may carry: what a level-0 slot holds. */
+    int maxRecursiveDoublingElements() {
+        return slotElements[0];
     }
 
     /** Time spent waiting for completions so far, in nanoseconds. */
@@ -157,7 +183,6 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
         outputElements = input == output && inOffset == outOffset ? inputElements : RingAllReduce.elementsAt(output, outOffset);
         fromInput.bind(stagingElements, inputElements, outputElements);
         fromOutput.bind(stagingElements, outputElements, outputElements);
-        long first = PER_OP * ops;
         int lo = 0;
         for (int k = 0; k < levels; k++) {
             int b = levels - 1 - k;
@@ -165,36 +190,101 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
             int keep = (rank & d) != 0 ? lo + d : lo;
             int give = keep == lo ? lo + d : lo;
             if (k == 0) {
-                post(b, 0, input, inOffset, give, d);
+                post(b, input, inOffset, give, d);
             } else {
-                post(b, 0, output, outOffset, give, d);
+                post(b, output, outOffset, give, d);
             }
             int at = chunkStart(keep);
             int count = chunkStart(keep + d) - at;
-            int from = arrival(b, first, count);
+            int from = arrival(b, count);
             (k == 0 ? fromInput : fromOutput).apply(op, from, at, at, count); // received op local
+            consumed[b]++;
             lo = keep;
         }
         for (int j = 0; j < levels; j++) {
             int d = 1 << j;
             int own = rank & ~(d - 1);
             int theirs = own ^ d;
-            post(j, 1, output, outOffset, own, d);
+            post(j, output, outOffset, own, d);
             int at = chunkStart(theirs);
             int count = chunkStart(theirs + d) - at;
-            int from = arrival(j, first + 1, count);
+            int from = arrival(j, count);
             outputElements.put(4 * at, stagingElements, 4 * from, 4 * count);
+            consumed[j]++;
         }
+        finish();
+    }
+
+    /**
+     * All-reduces {@code n} (0 < n ≤ {@link #maxRecursiveDoublingElements()}) elements as
+     * {@link #run} does, by recursive doubling. Partials after step 0 live in the staging
+     * slot their step's message arrived in (sent from there at the next step, so no send
+     * ever reads a buffer that a combine writes); in place, the last step's combine into the
+     * tensor first waits for step 0's send of it.
+     */
+    void runRecursiveDoubling(CollectiveCall c, MemoryRegion input, int inOffset, MemoryRegion output, int outOffset,
+                              int n) {
+        if (n <= 0 || n > slotElements[0]) {
+            throw new IllegalArgumentException("recursive-doubling all-reduce of " + n + " elements (1.."
+                    + slotElements[0] + ")");
+        }
+        call = c;
+        elements = n;
+        ReduceOp op = c.combine();
+        ByteBuffer inputElements = RingAllReduce.elementsAt(input, inOffset);
+        boolean inPlace = input == output && inOffset == outOffset;
+        outputElements = inPlace ? inputElements : RingAllReduce.elementsAt(output, outOffset);
+        receivedFirst.bind(stagingElements, inputElements, stagingElements);
+        inputFirst.bind(inputElements, stagingElements, stagingElements);
+        withinStaging.bind(stagingElements, stagingElements, stagingElements);
+        intoOutput.bind(stagingElements, stagingElements, outputElements);
+        tensorSend = inPlace ? sendsPosted : -1;
+        int partial = -1; // staging element of the partial sum after step 0
+        for (int b = 0; b < levels; b++) {
+            if (b == 0) {
+                post(b, input, inOffset, 0, size);
+            } else {
+                postStaged(b, partial, n);
+            }
+            int from = arrival(b, n);
+            boolean receivedIsLower = (rank ^ (1 << b)) < rank;
+            if (b == 0) {
+                if (receivedIsLower) {
+                    receivedFirst.apply(op, from, 0, from, n);
+                } else {
+                    inputFirst.apply(op, 0, from, from, n);
+                }
+            } else {
+                boolean last = b == levels - 1;
+                while (last && tensorSend >= 0) {
+                    waitLevel = -1;
+                    poll();
+                }
+                (last ? intoOutput : withinStaging).apply(op, receivedIsLower ? from : partial,
+                        receivedIsLower ? partial : from, last ? 0 : from, n);
+            }
+            consumed[b]++;
+            partial = from;
+        }
+        finish();
+    }
+
+    /** Waits for this operation's sends, then reposts the receives it consumed. */
+    private void finish() {
         while (sendsDone < sendsPosted) {
             waitLevel = -1;
             poll();
         }
-        // This operation's slots are free: they take the operation after next.
+        repostConsumed();
+    }
+
+    /** Keeps {@link #SLOTS} receives per partner posted beyond the messages consumed. */
+    private void repostConsumed() {
         for (int b = 0; b < levels; b++) {
-            postRecv(b, first + SLOTS);
-            postRecv(b, first + SLOTS + 1);
+            while (recvsPosted[b] < consumed[b] + SLOTS) {
+                postRecv(b, recvsPosted[b]++);
+            }
         }
-        ops++;
     }
 
     private int chunkStart(int c) {
@@ -202,15 +292,24 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
     }
 
     /** Sends chunks [firstChunk, firstChunk + d) of the tensor at {@code offset} of {@code region} to level b's partner. */
-    private void post(int b, int m, MemoryRegion region, int offset, int firstChunk, int d) {
+    private void post(int b, MemoryRegion region, int offset, int firstChunk, int d) {
         int from = chunkStart(firstChunk);
-        int bytes = 4 * (chunkStart(firstChunk + d) - from);
-        int slot = (levels * SLOTS + b * PER_OP + m) * HEADER;
-        header.wrap(headerBytes, slot).set(call, rank, (int) (PER_OP * ops + m), bytes);
+        postSegment(b, region, offset + 4 * from, 4 * (chunkStart(firstChunk + d) - from));
+    }
+
+    /** Sends {@code count} elements of staging from element {@code from} to level b's partner. */
+    private void postStaged(int b, int from, int count) {
+        postSegment(b, staging, 4 * from, 4 * count);
+    }
+
+    private void postSegment(int b, MemoryRegion region, int byteOffset, int bytes) {
+        long message = sent[b]++;
+        int slot = (levels * SLOTS + b * PER_OP + (int) (message % PER_OP)) * HEADER;
+        header.wrap(headerBytes, slot).set(call, rank, (int) message, bytes);
         send.reset().wrId(sendsPosted);
         send.sgl().add(headers, slot, HEADER);
         if (bytes > 0) {
-            send.sgl().add(region, offset + 4 * from, bytes);
+            send.sgl().add(region, byteOffset, bytes);
         }
         try {
             partners[b].postSend(send);
@@ -234,10 +333,12 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
     }
 
     /**
-     * Waits for message {@code message} from level b's partner, checks its call, origin and
-     * length ({@code count} elements), and returns the staging element it starts at.
+     * Waits for the next message from level b's partner (the first not {@link #consumed}),
+     * checks its call, origin and length ({@code count} elements), and returns the staging
+     * element it starts at.
      */
-    private int arrival(int b, long message, int count) {
+    private int arrival(int b, int count) {
+        long message = consumed[b];
         waitLevel = b;
         waitMessage = message;
         while (arrived[b] <= message) {
@@ -266,6 +367,9 @@ final class HalvingDoublingAllReduce implements AutoCloseable {
             WorkCompletion wc = pump.completion(i);
             if (wc.opcode() != WcOpcode.RECV) {
                 sendsDone++;
+                if (wc.wrId() == tensorSend) {
+                    tensorSend = -1;
+                }
                 continue;
             }
             int b = (int) (wc.wrId() >>> LEVEL_SHIFT);
