@@ -11,10 +11,17 @@
  * d > 1 leaves as one GSO super-datagram cut every segment size bytes, so that a packet's
  * headers, its payload in registered memory and its ICRC can each be an iovec of their own.
  * A waker (an eventfd) lets one thread end another's wait for a socket (awaitReadable0).
+ *
+ * Sockets block, and every call that must not wait says so (MSG_DONTWAIT): a receive that
+ * finds nothing and may wait then sleeps in recvmmsg itself, bounded by the socket's
+ * SO_RCVTIMEO, instead of in poll() followed by a second recvmmsg. The switch's data plane
+ * waits that way once per burst; the poll() and its extra system call cost 3-7 % of its CPU
+ * per packet (docs/benchmarks.md, "Software switch").
  */
 #define _GNU_SOURCE
 #include <jni.h>
 #include <errno.h>
+#include <sys/time.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <poll.h>
@@ -41,10 +48,34 @@
 
 static int fail(void) { return -errno; }
 
+/*
+ * The receive timeout (SO_RCVTIMEO) each socket opened here has now, in ms (0: none), so
+ * that a waiting receive sets it only when its timeout differs from the last one. Indexed by
+ * descriptor; open0 and close0 reset an entry, so a reused descriptor never inherits one.
+ * Descriptors past the table wait in poll() instead. Racy only between two threads that
+ * wait on one socket with different timeouts: each wait is still bounded by one of them.
+ */
+#define WAIT_TABLE 4096
+static int receiveWait[WAIT_TABLE];
+
+static void forgetWait(int fd) {
+    if (fd >= 0 && fd < WAIT_TABLE) receiveWait[fd] = 0;
+}
+
+/* Sets fd's SO_RCVTIMEO to timeoutMillis unless it has it: 0, or -errno. */
+static int receiveTimeout(int fd, int timeoutMillis) {
+    if (receiveWait[fd] == timeoutMillis) return 0;
+    struct timeval tv = {.tv_sec = timeoutMillis / 1000, .tv_usec = (timeoutMillis % 1000) * 1000};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) return fail();
+    receiveWait[fd] = timeoutMillis;
+    return 0;
+}
+
 JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_open0(JNIEnv *env, jclass c, jint ip, jint port,
                                                                   jint rcvbuf, jint sndbuf, jboolean gro) {
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return fail();
+    forgetWait(fd);
     int one = 1;
     if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     if (sndbuf > 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
@@ -74,6 +105,7 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_localPort0(JNIEnv *e
 }
 
 JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_close0(JNIEnv *env, jclass c, jint fd) {
+    forgetWait(fd);
     return close(fd) == 0 ? 0 : fail();
 }
 
@@ -109,9 +141,16 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_receive0(JNIEnv *env
     }
     int n = recvmmsg(fd, msgs, slots, MSG_DONTWAIT, NULL);
     if (n < 0 && errno == EAGAIN && timeoutMillis > 0) {
-        int r = await(fd, POLLIN, timeoutMillis);
-        if (r <= 0) return r;
-        n = recvmmsg(fd, msgs, slots, MSG_DONTWAIT, NULL);
+        if (fd < WAIT_TABLE) {
+            int r = receiveTimeout(fd, timeoutMillis);
+            if (r < 0) return r;
+            /* Sleeps until the first datagram (or the timeout: EAGAIN), then takes what else is there. */
+            n = recvmmsg(fd, msgs, slots, MSG_WAITFORONE, NULL);
+        } else {
+            int r = await(fd, POLLIN, timeoutMillis);
+            if (r <= 0) return r;
+            n = recvmmsg(fd, msgs, slots, MSG_DONTWAIT, NULL);
+        }
     }
     if (n < 0) return errno == EAGAIN || errno == EINTR ? 0 : -errno;
     for (int i = 0; i < n; i++) {
@@ -188,7 +227,7 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_send0(JNIEnv *env, j
         }
         int done = 0;
         while (done < count) {
-            int s = sendmmsg(fd, msgs + done, count - done, 0);
+            int s = sendmmsg(fd, msgs + done, count - done, MSG_DONTWAIT);
             if (s < 0) {
                 if (errno == EINTR) continue;
                 if (errno == EAGAIN || errno == ENOBUFS) {

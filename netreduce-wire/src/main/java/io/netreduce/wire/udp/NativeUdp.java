@@ -93,7 +93,11 @@ public final class NativeUdp {
                 : "pure-Java UDP I/O through Netty and the JDK's CRC-32 (native library not loaded: " + REASON + ")";
     }
 
-    /** A non-blocking UDP socket bound to {@code ip:port} (0: any port), with GRO if asked; its descriptor. */
+    /**
+     * A UDP socket bound to {@code ip:port} (0: any port), with GRO if asked; its descriptor.
+     * Use it through this class only: its calls wait only as long as they are told to, but the
+     * socket itself blocks, so that a {@link #receive} that waits sleeps in the receive call.
+     */
     public static int open(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro) {
         int fd = open0(ip, port, receiveBuffer, sendBuffer, gro);
         if (fd < 0) {
@@ -120,7 +124,9 @@ public final class NativeUdp {
     /**
      * Receives up to {@code slots} messages into consecutive slots of {@code slotBytes} of
      * {@code buffer} (direct), waiting up to {@code timeoutMillis} for the first; returns how
-     * many (0 after the timeout) or a negative errno.
+     * many (0 after the timeout or an interrupted wait) or a negative errno. The wait is one
+     * {@code recvmmsg} (the socket's {@code SO_RCVTIMEO} set to the timeout when it changes),
+     * not a {@code poll} and a second receive.
      */
     public static int receive(int fd, ByteBuffer buffer, int slotBytes, int slots, IntBuffer meta, int timeoutMillis) {
         return receive0(fd, buffer, slotBytes, slots, meta, timeoutMillis);

@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -168,6 +169,85 @@ class NativeUdpTest {
             assertTrue(System.nanoTime() - t0 >= 40_000_000L, "returned before its timeout");
         } finally {
             NativeUdp.close(rx);
+        }
+    }
+
+    /**
+     * A receive that waits sleeps in the receive itself, bounded by a socket timeout it sets
+     * when its own differs: a datagram sent while it sleeps ends the wait at once, a shorter
+     * timeout after a longer one holds, and a socket opened on a descriptor that a closed one
+     * with a timeout had gets its own (a stale one would make this test hang until @Timeout).
+     */
+    @Test
+    void aWaitingReceiveEndsAtTheFirstDatagramAndEachCallsTimeoutHolds() throws Exception {
+        int rx = NativeUdp.open(LOOPBACK, 0, 0, 0, false);
+        int tx = NativeUdp.open(LOOPBACK, 0, 0, 0, false);
+        ByteBuffer in = ByteBuffer.allocateDirect(4 * 2048);
+        IntBuffer meta = ints(4 * NativeUdp.META_INTS);
+        try {
+            int rxPort = NativeUdp.localPort(rx);
+            ByteBuffer out = ByteBuffer.allocateDirect(64);
+            for (int i = 0; i < 64; i++) {
+                out.put(i, (byte) i);
+            }
+            SendPlan plan = new SendPlan(64);
+            plan.contiguousRun(LOOPBACK, rxPort, NativeUdp.address(out), 64, 1, 64);
+            AtomicInteger sent = new AtomicInteger(-1);
+            Thread sender = new Thread(() -> {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                sent.set(plan.send(tx, 100));
+            });
+            long t0 = System.nanoTime();
+            sender.start();
+            int n = NativeUdp.receive(rx, in, 2048, 4, meta, 20_000);
+            long waited = System.nanoTime() - t0;
+            sender.join();
+            assertEquals(1, sent.get(), "the sender's run");
+            assertEquals(1, n, "one datagram");
+            assertEquals(64, meta.get(0));
+            assertEquals(NativeUdp.localPort(tx), meta.get(2));
+            for (int i = 0; i < 64; i++) {
+                assertEquals((byte) i, in.get(i));
+            }
+            assertTrue(waited < 10_000_000_000L, "the wait did not end at the datagram: " + waited / 1_000_000 + " ms");
+
+            long t1 = System.nanoTime();
+            assertEquals(0, NativeUdp.receive(rx, in, 2048, 4, meta, 50));
+            long shortWait = System.nanoTime() - t1;
+            assertTrue(shortWait >= 40_000_000L && shortWait < 10_000_000_000L,
+                    "a 50 ms wait after a 20 s one took " + shortWait / 1_000_000 + " ms");
+        } finally {
+            NativeUdp.close(rx);
+        }
+        // The lowest free descriptor is the one just closed: a new socket on it must wait its own
+        // 50 ms. A datagram 3 s later ends the wait of one that inherited none and would sleep for good.
+        int again = NativeUdp.open(LOOPBACK, 0, 0, 0, false);
+        SendPlan rescue = new SendPlan(64);
+        rescue.contiguousRun(LOOPBACK, NativeUdp.localPort(again), NativeUdp.address(in), 16, 1, 16);
+        Thread late = new Thread(() -> {
+            try {
+                Thread.sleep(3_000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            rescue.send(tx, 100);
+        });
+        try {
+            late.start();
+            long t2 = System.nanoTime();
+            int n = NativeUdp.receive(again, in, 2048, 4, meta, 50);
+            long waited = System.nanoTime() - t2;
+            late.interrupt();
+            late.join();
+            assertEquals(0, n, "a new socket on a reused descriptor waited " + waited / 1_000_000 + " ms, not its 50");
+            assertTrue(waited >= 40_000_000L, "returned before its timeout");
+        } finally {
+            NativeUdp.close(again);
+            NativeUdp.close(tx);
         }
     }
 
