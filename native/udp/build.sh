@@ -15,5 +15,5 @@ fi
 java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}"
 mkdir -p "$out"
 gcc -O2 -Wall -shared -fPIC -I"$java_home/include" -I"$java_home/include/linux" \
-    -o "$out/libnetreduce_udp.so" "$here/netreduce_udp.c" "$here/crc32.c" "$here/tcp_congestion.c"
+    -o "$out/libnetreduce_udp.so" "$here/netreduce_udp.c" "$here/crc32.c" "$here/tcp_congestion.c" "$here/lanes.c"
 echo "native/udp: built $out/libnetreduce_udp.so"

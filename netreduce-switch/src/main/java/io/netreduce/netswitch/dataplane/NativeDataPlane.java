@@ -55,6 +55,9 @@ final class NativeDataPlane implements DataPlane {
     private final ByteBuffer rx = ByteBuffer.allocateDirect(SLOT * SLOTS);
     private final IntBuffer meta = ByteBuffer.allocateDirect(4 * NativeUdp.META_INTS * SLOTS)
             .order(ByteOrder.nativeOrder()).asIntBuffer();
+    /** The burst's datagrams in the order the engine takes them, and each one's contributor rank. */
+    private final int[] order = new int[SLOTS];
+    private final int[] keys = new int[SLOTS];
     private final OutputBatch out = new OutputBatch(256, true, true);
     /** Room for every datagram of a batch as a run of its own, in three pieces. */
     private final SendPlan plan = new SendPlan(256 * 16);
@@ -110,7 +113,9 @@ final class NativeDataPlane implements DataPlane {
                 continue;
             }
             bursts = bursts + 1; // this thread only; volatile for the log at close
-            for (int i = 0; i < n; i++) {
+            orderByContributor(n);
+            for (int k = 0; k < n; k++) {
+                int i = order[k];
                 int length = meta.get(NativeUdp.META_INTS * i);
                 int ip = meta.get(NativeUdp.META_INTS * i + 1);
                 int segment = meta.get(NativeUdp.META_INTS * i + 3);
@@ -133,6 +138,29 @@ final class NativeDataPlane implements DataPlane {
                 } while (at < length);
             }
             send();
+        }
+    }
+
+    /**
+     * Puts the burst's {@code n} super-datagrams in the order the engine takes them: lower
+     * ranks' contributions first, each sender's datagrams in the order they came (a stable
+     * insertion sort of at most {@link #SLOTS}), anything else first of all. With ranks
+     * taken in order, half of P = 4's contributions more are added into the sums where they
+     * lie rather than held first ({@link AggregationEngine#contributor}).
+     */
+    private void orderByContributor(int n) {
+        for (int i = 0; i < n; i++) {
+            int at = i * SLOT;
+            int length = Math.min(Math.abs(meta.get(NativeUdp.META_INTS * i)), SLOT);
+            int key = engine.contributor(meta.get(NativeUdp.META_INTS * i + 1), rx, at, length);
+            int k = i;
+            while (k > 0 && keys[k - 1] > key) {
+                keys[k] = keys[k - 1];
+                order[k] = order[k - 1];
+                k--;
+            }
+            keys[k] = key;
+            order[k] = i;
         }
     }
 

@@ -1,8 +1,10 @@
 package io.netreduce.netswitch.engine;
 
 import io.netreduce.wire.roce.Aeth;
+import io.netreduce.wire.roce.Bth;
 import io.netreduce.wire.roce.FrameError;
 import io.netreduce.wire.roce.Opcode;
+import io.netreduce.wire.roce.Psn;
 import io.netreduce.wire.roce.RoceFrame;
 
 import java.nio.ByteBuffer;
@@ -55,6 +57,26 @@ public final class AggregationEngine {
     }
 
     // ------------------------------------------------------------------ datapath
+
+    /**
+     * The rank whose contribution the datagram at {@code offset} is, if it is a request on a
+     * ring's data route, else -1: a data plane hands a burst's datagrams to {@link #process}
+     * lower ranks first (each connection's in their order), so that more contributions find
+     * their lower ranks' already in the sum and are added where they lie ({@link LaneStore}).
+     * Datagrams of different connections are independent: taking them in another order is
+     * what another interleaving on the wire would have done. Reads the BTH only.
+     */
+    public int contributor(int sourceIp, ByteBuffer datagram, int offset, int length) {
+        if (length < Bth.LENGTH) {
+            return -1;
+        }
+        int opcode = datagram.get(offset + Bth.OPCODE_OFFSET) & 0xFF;
+        if (!Opcode.isRequest(opcode)) {
+            return -1;
+        }
+        Route route = routes.get(sourceIp, true, datagram.getInt(offset + Bth.DEST_QP_OFFSET) & Psn.MASK);
+        return route == null || !route.isData() ? -1 : route.rank;
+    }
 
     /**
      * Handles one RoCEv2 datagram (BTH .. ICRC at [offset, offset + length) of {@code datagram})

@@ -28,9 +28,12 @@ import java.nio.ByteBuffer;
  *   <li>A later packet outside every live message of its connection is either older than
  *       the retired boundary (stale: forwarded unchanged) or belongs to a message whose first
  *       packet was lost (dropped: go-back-N resends it).</li>
- *   <li>Buffers are stored, never accumulated: a duplicate overwrites its own buffer. When the
- *       bitmap is full the lanes are summed in rank order into the result, which stays
- *       immutable until the slot is reused; one packet per connection leaves with that
+ *   <li>The first copy of each rank's packet counts: a duplicate before completion is not read
+ *       again (an RC sender resends the bytes it sent, as ibverbs forbids changing a send
+ *       buffer before its work request completes, which is after the result arrives). The
+ *       lanes are summed in rank order into the result ({@link LaneStore}: added as they
+ *       arrive in rank order, or at completion), which stays immutable from completion
+ *       until the slot is reused; one packet per connection leaves with that
  *       connection's own headers, its INA header marked as a result of P contributions. A retransmission of a completed packet re-emits the stored
  *       result on its own connection only and never reads its payload; if the receiver has
  *       already acknowledged its PSN, the switch answers an AckReq with the receiver's last
@@ -174,8 +177,7 @@ final class Ring {
         lastNakAt = new long[ranks];
         int resultBytes = slots * maxPackets * mtu;
         int positions = slots * maxPackets;
-        lanes = fp32 ? new LaneStore.Fp32(positions, ranks, mtu, config.byteOrder(), resultBytes)
-                : new LaneStore.Int32(positions, ranks, mtu, config.byteOrder(), resultBytes);
+        lanes = LaneStore.create(fp32, positions, ranks, mtu, config.byteOrder(), resultBytes);
         headers = new byte[slots][maxPackets * ranks * RingConfig.HEADER_CAPACITY];
         cltValid = new boolean[ranks * slots];
         cltMsg = new int[ranks * slots];
@@ -369,7 +371,8 @@ final class Ring {
             return;
         }
         long bit = 1L << rank;
-        if ((bitmap[pk] & bit) != 0) {
+        boolean duplicate = (bitmap[pk] & bit) != 0;
+        if (duplicate) {
             em.count(SwitchCounters.Counter.DUPLICATES);
             if (j == 0 && ackSeen[rank] && psn == Psn.next(ackedPsn[rank])
                     && System.nanoTime() - slotClaimedNanos[s] >= LATE_RANK_AFTER_NANOS) {
@@ -381,8 +384,12 @@ final class Ring {
                 answerProbe(rank, psn, em);
             }
         }
+        // A duplicate's headers replace the stored ones (a tail probe's AckReq goes on with the
+        // result), its payload is not read again: it is the one the rank sent first.
         buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
-        lanes.store(pk, rank, buf, frame.offset() + hdrLength, laneBytes);
+        if (!duplicate) {
+            lanes.store(pk, rank, buf, frame.offset() + hdrLength, laneBytes, resultAt(s, j));
+        }
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;
         if (bits == fullMask) {

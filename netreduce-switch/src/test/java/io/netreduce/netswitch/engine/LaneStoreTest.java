@@ -2,42 +2,63 @@ package io.netreduce.netswitch.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netreduce.wire.udp.NativeUdp;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The lane store's sums equal adding the ranks' lanes in rank order, bit for bit, in either
- * byte order, whether the packets come in one reused buffer (as a data plane's receive
- * buffer) or each in its own, at any offset; and while many positions collect at once,
- * their ranks' packets interleaved, through blocks of buffers that positions take and give back.
+ * Both lane stores' sums equal adding the ranks' lanes in rank order, bit for bit, whatever
+ * order the ranks' packets come in: in either byte order (the Java path), whether the packets
+ * come in one reused buffer (as a data plane's receive buffer) or each in its own, direct or
+ * on the heap, at any offset; and while many positions collect at once, their ranks' packets
+ * interleaved, through blocks of buffers that positions take and give back.
  */
 class LaneStoreTest {
     private static final int MTU = 1024;
     private static final int RANKS = 4;
 
-    @ParameterizedTest(name = "{0} {1}, lanes at offset {2}, one buffer: {3}")
+    /** The native path where the library loads (as it must on CI), else the test is skipped and says why. */
+    private static LaneStore store(boolean accumulating, boolean fp32, int positions, ByteOrder order) {
+        if (accumulating) {
+            if ("true".equals(System.getenv("CI"))) {
+                assertTrue(NativeUdp.available(), NativeUdp.describe());
+            }
+            Assumptions.assumeTrue(NativeUdp.available(), NativeUdp.describe());
+            return new LaneStore.Accumulating(fp32, positions, RANKS, MTU, positions * MTU);
+        }
+        return fp32 ? new LaneStore.Fp32(positions, RANKS, MTU, order, positions * MTU)
+                : new LaneStore.Int32(positions, RANKS, MTU, order, positions * MTU);
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}, lanes at offset {3}, one buffer: {4}, direct: {5}")
     @CsvSource({
-        "fp32, LITTLE_ENDIAN, 28, true", "fp32, BIG_ENDIAN, 28, true", "fp32, LITTLE_ENDIAN, 29, true",
-        "fp32, BIG_ENDIAN, 28, false", "int32, LITTLE_ENDIAN, 12, true", "int32, BIG_ENDIAN, 13, true",
-        "int32, BIG_ENDIAN, 12, false"
+        "staged, fp32, LITTLE_ENDIAN, 28, true, true", "staged, fp32, BIG_ENDIAN, 28, true, true",
+        "staged, fp32, LITTLE_ENDIAN, 29, true, true", "staged, fp32, BIG_ENDIAN, 28, false, true",
+        "staged, int32, LITTLE_ENDIAN, 12, true, true", "staged, int32, BIG_ENDIAN, 13, true, true",
+        "staged, int32, BIG_ENDIAN, 12, false, false",
+        "accumulating, fp32, NATIVE, 28, true, true", "accumulating, fp32, NATIVE, 29, true, true",
+        "accumulating, fp32, NATIVE, 28, false, false", "accumulating, int32, NATIVE, 12, true, true",
+        "accumulating, int32, NATIVE, 13, false, true"
     })
-    void sumsEqualRankOrderAdditionWhicheverWayTheLanesCameIn(String dtype, String orderName, int offset,
-                                                              boolean oneBuffer) {
-        ByteOrder order = orderName.equals("BIG_ENDIAN") ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN;
+    void sumsEqualRankOrderAdditionWhicheverWayTheLanesCameIn(String path, String dtype, String orderName, int offset,
+                                                              boolean oneBuffer, boolean direct) {
+        ByteOrder order = orderName.equals("BIG_ENDIAN") ? ByteOrder.BIG_ENDIAN
+                : orderName.equals("LITTLE_ENDIAN") ? ByteOrder.LITTLE_ENDIAN : ByteOrder.nativeOrder();
         long seed = System.nanoTime();
         System.out.println("LaneStoreTest seed " + seed);
         Random rnd = new Random(seed);
         boolean fp32 = dtype.equals("fp32");
-        LaneStore lanes = fp32 ? new LaneStore.Fp32(2, RANKS, MTU, order, 2 * MTU)
-                : new LaneStore.Int32(2, RANKS, MTU, order, 2 * MTU);
+        LaneStore lanes = store(path.equals("accumulating"), fp32, 2, order);
         ByteBuffer shared = ByteBuffer.allocateDirect(offset + MTU + 64);
         if (oneBuffer) {
             lanes.sourceArea(shared); // as the native data plane declares its receive buffer
@@ -45,15 +66,18 @@ class LaneStoreTest {
         for (int packet = 0; packet < 2; packet++) {
             int bytes = packet == 0 ? MTU : MTU - 4 * (1 + rnd.nextInt(100));
             byte[][] payloads = new byte[RANKS][bytes];
-            for (int r = 0; r < RANKS; r++) {
+            List<Integer> arrival = new ArrayList<>(List.of(0, 1, 2, 3));
+            Collections.shuffle(arrival, rnd);
+            for (int r : arrival) {
                 for (int i = 0; i < bytes; i += 4) {
                     ByteBuffer.wrap(payloads[r], i, 4).order(order).putInt(i, fp32
                             ? Float.floatToRawIntBits((float) rnd.nextGaussian() * (1 << rnd.nextInt(20)))
                             : rnd.nextInt());
                 }
-                ByteBuffer src = oneBuffer ? shared : ByteBuffer.allocateDirect(offset + bytes);
+                ByteBuffer src = oneBuffer ? shared
+                        : direct ? ByteBuffer.allocateDirect(offset + bytes) : ByteBuffer.allocate(offset + bytes);
                 src.put(offset, payloads[r], 0, bytes);
-                lanes.store(packet, r, src, offset, bytes);
+                lanes.store(packet, r, src, offset, bytes, packet * MTU);
             }
             lanes.sum(packet, bytes, packet * MTU);
             byte[] expected = new byte[bytes];
@@ -75,18 +99,20 @@ class LaneStoreTest {
             }
             byte[] got = new byte[bytes];
             lanes.results().get(packet * MTU, got, 0, bytes);
-            assertArrayEquals(expected, got, "packet " + packet + " (seed " + seed + ")");
+            assertArrayEquals(expected, got, "packet " + packet + ", ranks came " + arrival + " (seed " + seed + ")");
         }
+        assertEquals(0, lanes.blocksInUse(), "every summed position gave its block back");
     }
 
-    @Test
-    void positionsCollectingAtOnceGetTheirOwnSumsAndGiveTheirBuffersBack() {
+    @ParameterizedTest(name = "accumulating: {0}")
+    @ValueSource(booleans = {false, true})
+    void positionsCollectingAtOnceGetTheirOwnSumsAndGiveTheirBuffersBack(boolean accumulating) {
         long seed = System.nanoTime();
         System.out.println("LaneStoreTest interleaved seed " + seed);
         Random rnd = new Random(seed);
         int positions = 16;
-        LaneStore lanes = new LaneStore.Fp32(positions, RANKS, MTU, ByteOrder.LITTLE_ENDIAN, positions * MTU);
-        ByteBuffer area = ByteBuffer.allocateDirect(4 * MTU).order(ByteOrder.LITTLE_ENDIAN);
+        LaneStore lanes = store(accumulating, true, positions, ByteOrder.nativeOrder());
+        ByteBuffer area = ByteBuffer.allocateDirect(4 * MTU).order(ByteOrder.nativeOrder());
         lanes.sourceArea(area);
         for (int round = 0; round < 3; round++) {
             // Every (position, rank) packet once, in a random order; a position sums when its last rank arrives.
@@ -107,7 +133,7 @@ class LaneStoreTest {
                     sent[p][r][i] = (float) rnd.nextGaussian();
                     area.putFloat(at + 4 * i, sent[p][r][i]);
                 }
-                lanes.store(p, r, area, at, MTU);
+                lanes.store(p, r, area, at, MTU, p * MTU);
                 if (++arrived[p] == RANKS) {
                     lanes.sum(p, MTU, p * MTU);
                     for (int i = 0; i < MTU / 4; i++) {
@@ -122,6 +148,10 @@ class LaneStoreTest {
                 }
             }
             assertEquals(0, lanes.blocksInUse(), "every summed position gave its block back");
+            // A position claimed again before it was summed gives its block back and starts afresh.
+            lanes.store(0, 3, area, 0, MTU, 0);
+            lanes.release(0);
+            assertEquals(0, lanes.blocksInUse(), "a released position holds nothing");
         }
     }
 

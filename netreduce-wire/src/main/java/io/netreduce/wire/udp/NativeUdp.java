@@ -14,7 +14,8 @@ import java.util.Locale;
  * Batched UDP I/O in native code ({@code native/udp/netreduce_udp.c}, built by Maven with the
  * machine's gcc and carried in the jar): {@code recvmmsg} with UDP GRO and {@code sendmmsg}
  * with UDP GSO straight between the socket and direct buffers, with no object per datagram;
- * and the CRC-32 of ICRCs over direct memory ({@link #crc32}, {@code native/udp/crc32.c}).
+ * the CRC-32 of ICRCs over direct memory ({@link #crc32}, {@code native/udp/crc32.c}), and the
+ * switch's lane adds ({@link #addFloats}, {@code native/udp/lanes.c}).
  * Where the library is not in the jar (built without gcc), does not load (not Linux x86-64
  * or aarch64) or is turned off ({@value #ENABLED_PROPERTY}{@code =false}), {@link #available()}
  * is false, {@link #unavailableReason()} says why, and callers keep their pure-Java (Netty)
@@ -196,6 +197,16 @@ public final class NativeUdp {
      * narrower paths run only on CPUs without the wider ones, so tests reach them through this.
      */
     public static native int crc32Narrowed(int folds, int crc, long a, int an, long b, int bn);
+
+    /**
+     * {@code dst[i] += src[i]} for {@code count} float32 lanes in the machine's byte order at
+     * native addresses that do not overlap ({@code native/udp/lanes.c}): one IEEE add per
+     * lane, the JVM's own, so the bits are those of a Java loop. Only while {@link #available()}.
+     */
+    public static native void addFloats(long dst, long src, int count);
+
+    /** {@link #addFloats} for int32 lanes, wrapping. */
+    public static native void addInts(long dst, long src, int count);
 
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 
