@@ -28,8 +28,12 @@ final class Metrics {
                 "packet positions whose rank bitmap filled and were summed", c.get(Counter.AGGREGATIONS_COMPLETED));
         counter(b, "netreduce_switch_messages_completed_total", "messages whose every packet was summed",
                 c.get(Counter.MESSAGES_COMPLETED));
-        counter(b, "netreduce_switch_duplicates_total", "contributions that overwrote an earlier copy before completion",
+        counter(b, "netreduce_switch_duplicates_total", "contributions that came again before completion (not read again)",
                 c.get(Counter.DUPLICATES));
+        counter(b, "netreduce_switch_contributions_buffered_total",
+                "contributions copied into a rank buffer to wait for a lower rank's (or, on the Java path, for the sum); "
+                        + "the rest were added into the sum where they were received",
+                c.get(Counter.CONTRIBUTIONS_BUFFERED));
         counter(b, "netreduce_switch_retransmitted_results_total",
                 "stored results re-emitted for a retransmitted packet", c.get(Counter.RETRANSMITTED_RESULTS));
         counter(b, "netreduce_switch_results_resent_in_order_total",

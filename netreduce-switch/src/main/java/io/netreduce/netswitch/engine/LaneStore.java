@@ -110,9 +110,10 @@ abstract class LaneStore {
      * Takes rank {@code rank}'s {@code bytes} bytes of lanes from {@code src} at {@code offset}
      * for packet position {@code position}, whose sum goes to {@link #results()} at
      * {@code resultOffset} (a multiple of 4). Once per rank and position until the position
-     * is summed or released.
+     * is summed or released. True if the lanes were copied into a rank buffer, false if they
+     * were added into the sum where they lie.
      */
-    abstract void store(int position, int rank, ByteBuffer src, int offset, int bytes, int resultOffset);
+    abstract boolean store(int position, int rank, ByteBuffer src, int offset, int bytes, int resultOffset);
 
     /**
      * Completes position {@code position}'s sum of {@code bytes} bytes at {@code resultOffset}
@@ -177,13 +178,13 @@ abstract class LaneStore {
         }
 
         @Override
-        void store(int position, int rank, ByteBuffer src, int offset, int bytes, int resultOffset) {
+        boolean store(int position, int rank, ByteBuffer src, int offset, int bytes, int resultOffset) {
             int next = added[position];
             if (rank != next) {
                 // A lower rank's packet has not come: hold this one until it has.
                 held.put((block(position) * ranks + rank) * mtu, src, offset, bytes);
                 waiting[position] |= 1L << rank;
-                return;
+                return true;
             }
             long sum = resultsAddress + resultOffset;
             int lanes = bytes >>> 2;
@@ -206,6 +207,7 @@ abstract class LaneStore {
                 }
             }
             added[position] = next;
+            return false;
         }
 
         private long addressOf(ByteBuffer src, int offset, int bytes) {
@@ -260,7 +262,7 @@ abstract class LaneStore {
         }
 
         @Override
-        final void store(int position, int rank, ByteBuffer src, int offset, int bytes, int resultOffset) {
+        final boolean store(int position, int rank, ByteBuffer src, int offset, int bytes, int resultOffset) {
             int index = block(position) * ranks + rank;
             if (src == area && (offset & 3) == 0) {
                 copyFromArea(offset >>> 2, bytes >>> 2, index);
@@ -268,6 +270,7 @@ abstract class LaneStore {
                 src.get(offset, stagingBytes, 0, bytes);
                 copyFromStaging(bytes >>> 2, index);
             }
+            return true;
         }
 
         @Override

@@ -387,8 +387,8 @@ final class Ring {
         // A duplicate's headers replace the stored ones (a tail probe's AckReq goes on with the
         // result), its payload is not read again: it is the one the rank sent first.
         buf.get(frame.offset(), headers[s], headerAt(j, rank), hdrLength);
-        if (!duplicate) {
-            lanes.store(pk, rank, buf, frame.offset() + hdrLength, laneBytes, resultAt(s, j));
+        if (!duplicate && lanes.store(pk, rank, buf, frame.offset() + hdrLength, laneBytes, resultAt(s, j))) {
+            em.count(SwitchCounters.Counter.CONTRIBUTIONS_BUFFERED);
         }
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;

@@ -10,6 +10,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class SwitchCounters {
     public enum Counter {
         PACKETS_IN, PACKETS_OUT, AGGREGATIONS_COMPLETED, MESSAGES_COMPLETED, DUPLICATES,
+        /**
+         * Contributions copied into a rank buffer: with the native lanes those that came
+         * before a lower rank's (the rest were added into the sum where they were received),
+         * on the Java path every one.
+         */
+        CONTRIBUTIONS_BUFFERED,
         RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER,
         /** Results that completed behind a missing packet and past the one sent to show the gap: sent once it completes. */
         RESULTS_HELD,
