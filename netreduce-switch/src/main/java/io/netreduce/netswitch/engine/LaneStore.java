@@ -66,7 +66,9 @@ abstract class LaneStore {
 
     /** The fastest lane store this process can run for a ring of this element type and byte order. */
     static LaneStore create(boolean fp32, int positions, int ranks, int mtu, ByteOrder order, int resultBytes) {
-        if (Choice.ACCUMULATING && order == ByteOrder.nativeOrder()) {
+        // One direct buffer holds the rank buffers: a ring whose rank buffers pass 2 GiB keeps heap arrays.
+        boolean fits = (long) positions * ranks * mtu <= Integer.MAX_VALUE;
+        if (Choice.ACCUMULATING && order == ByteOrder.nativeOrder() && fits) {
             return new Accumulating(fp32, positions, ranks, mtu, resultBytes);
         }
         return fp32 ? new Fp32(positions, ranks, mtu, order, resultBytes)
@@ -84,8 +86,8 @@ abstract class LaneStore {
                 return false;
             }
             if (!NativeUdp.available()) {
-                LOG.info("switch lanes: each packet copied into its rank buffer, summed in Java (no native library: {})",
-                        NativeUdp.unavailableReason());
+                LOG.info("switch lanes: each packet copied into its rank buffer, summed in Java "
+                        + "(no native library: {})", NativeUdp.unavailableReason());
                 return false;
             }
             LOG.info("switch lanes: added into the sums natively as they arrive in rank order "
