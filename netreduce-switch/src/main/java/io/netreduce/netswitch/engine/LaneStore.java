@@ -231,6 +231,11 @@ abstract class LaneStore {
         @Override
         void sum(int position, int bytes, int resultOffset) {
             // Every rank's packet is in the sum already: the last one to come was the lowest missing.
+            if (added[position] != ranks) {
+                // Never a partial sum sent as a result (the ring stores each rank once; this would be a bug).
+                throw new IllegalStateException("position " + position + " has " + added[position] + " of " + ranks
+                        + " ranks in its sum");
+            }
             release(position);
         }
 
