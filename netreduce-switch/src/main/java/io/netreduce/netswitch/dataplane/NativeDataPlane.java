@@ -144,9 +144,11 @@ final class NativeDataPlane implements DataPlane {
     /**
      * Puts the burst's {@code n} super-datagrams in the order the engine takes them: lower
      * ranks' contributions first, each sender's datagrams in the order they came (a stable
-     * insertion sort of at most {@link #SLOTS}), anything else first of all. With ranks
-     * taken in order, half of P = 4's contributions more are added into the sums where they
-     * lie rather than held first ({@link AggregationEngine#contributor}).
+     * insertion sort of at most {@link #SLOTS}), anything else first of all. More contributions
+     * then find their lower ranks' in the sum and are added where they lie rather than held
+     * first ({@link AggregationEngine#contributor}): measured at P = 4, 56 to 83 % of packets
+     * under `SwitchLoad`, 50 to 54 % in netreduce's 64 MiB runs, whose bursts seldom hold
+     * several ranks' packets of the same positions.
      */
     private void orderByContributor(int n) {
         for (int i = 0; i < n; i++) {
