@@ -147,7 +147,7 @@ final class NativeDataPlane implements DataPlane {
      * insertion sort of at most {@link #SLOTS}), anything else first of all. More contributions
      * then find their lower ranks' in the sum and are added where they lie rather than held
      * first ({@link AggregationEngine#contributor}): measured at P = 4, 56 to 83 % of packets
-     * under `SwitchLoad`, 50 to 54 % in netreduce's 64 MiB runs, whose bursts seldom hold
+     * under {@code SwitchLoad}, 50 to 54 % in netreduce's 64 MiB runs, whose bursts seldom hold
      * several ranks' packets of the same positions.
      */
     private void orderByContributor(int n) {

@@ -10,6 +10,7 @@ import io.netreduce.wire.roce.Icrc;
 import io.netreduce.wire.ina.InaHeader;
 import io.netreduce.wire.roce.Opcode;
 import io.netreduce.wire.roce.Psn;
+import io.netreduce.wire.udp.NativeUdp;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -179,9 +180,9 @@ class AggregationEngineTest {
     @Test
     void contributionsAreBufferedOnlyWhileALowerRankIsMissing() {
         if ("true".equals(System.getenv("CI"))) {
-            assertTrue(io.netreduce.wire.udp.NativeUdp.available(), io.netreduce.wire.udp.NativeUdp.describe());
+            assertTrue(NativeUdp.available(), NativeUdp.describe());
         }
-        boolean nativeLanes = io.netreduce.wire.udp.NativeUdp.available()
+        boolean nativeLanes = NativeUdp.available()
                 && !"false".equals(System.getProperty(LaneStore.ACCUMULATE_PROPERTY));
         Harness h = new Harness();
         RingFixture f = h.ring(fp32(8, 4, 2, 1000), 10, 8);
@@ -235,7 +236,8 @@ class AggregationEngineTest {
         int psnRank1 = f.nextPsn(1);
         // Rank 1's message, then the same PSNs again with other bytes before the sum completes
         // (an RC sender resends what it sent; these bytes could only come from a sender that
-        // broke that rule): the first copy counts, whether rank 1 came before rank 0 or not.
+        // broke that rule): the first copy counts (it came before rank 0's, so it waits in its
+        // rank buffer on the native path, which the duplicate leaves alone).
         h.sendAll(f, 1, f.message(1, 0, p[1], psnRank1, false));
         int[] psn0 = new int[3];
         psn0[0] = f.nextPsn(0);
