@@ -43,7 +43,8 @@ import java.nio.ByteBuffer;
  *       is still missing, the first goes out at once (its receivers NAK the gap), the rest
  *       are held (receivers would drop them as out of sequence); right after the missing
  *       packet completes, all of them go out in order, so other ranks do not wait for their
- *       ACK timeouts.</li>
+ *       ACK timeouts. Where those in-order sends stop at another missing packet, the first
+ *       held result past it goes out at once, as the first past the first gap did.</li>
  *   <li>A sender's tail probe (a packet held here, sent again with AckReq) while its packet
  *       at the PSN its receiver expects next is missing here is answered with the sequence
  *       NAK that receiver would send ({@link #answerProbe}).</li>
@@ -562,13 +563,52 @@ final class Ring {
                 pastFrontierSent = false;
                 continue;
             }
-            if (!complete[t * maxPackets + frontierPacket] || !em.hasRoom(ranks)) {
+            if (!complete[t * maxPackets + frontierPacket]) {
+                signalGapAtFrontier(em);
+                return;
+            }
+            if (!em.hasRoom(ranks)) {
                 return;
             }
             em.add(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER, ranks);
             sentInOrder[t * maxPackets + frontierPacket] = System.nanoTime();
             emitToAll(t, frontierPacket, lanesLength(t, frontierPacket), em);
             advanceFrontier(t);
+        }
+    }
+
+    /**
+     * The in-order sends stopped at a packet still missing, past which results may already
+     * be complete and held (a second loss inside the range the first one held back): the
+     * first of them goes out now, as it would have when it completed, so that receivers see
+     * the new gap and NAK it. Without it nothing reaches them past the gap, no receiver
+     * NAKs, and the ring waits for its senders' tail probes (10 ms by default) at every
+     * loss that follows another by less than a window.
+     */
+    private void signalGapAtFrontier(Emitter em) {
+        if (pastFrontierSent) {
+            return;
+        }
+        int msg = frontierMsg;
+        int j = frontierPacket + 1;
+        for (int m = 0; m < slots; m++, msg++, j = 0) {
+            int t = Integer.remainderUnsigned(msg, slots);
+            if (!slotActive[t] || slotMsg[t] != msg) {
+                return; // not claimed yet: nothing past this point has completed
+            }
+            if (slotMismatch[t]) {
+                continue;
+            }
+            for (; j < slotPackets[t]; j++) {
+                if (complete[t * maxPackets + j]) {
+                    if (em.hasRoom(ranks)) {
+                        pastFrontierSent = true;
+                        em.count(SwitchCounters.Counter.GAPS_SIGNALLED);
+                        emitToAll(t, j, lanesLength(t, j), em);
+                    }
+                    return;
+                }
+            }
         }
     }
 

@@ -421,6 +421,56 @@ class AggregationEngineTest {
     }
 
     /**
+     * Two losses inside one held range: rank 2's packet 1 and rank 0's packet 3 of 6. Result 2
+     * goes out past the first gap, 4 and 5 are held. Rank 2's resend of packet 1 sends 1 and
+     * 2 in order and stops at 3; result 4 then goes out at once, so that receivers see the
+     * second gap and NAK it. Before, nothing past 3 reached them, no receiver NAKed, and the
+     * ring waited for rank 0's tail probe.
+     */
+    @Test
+    void aSecondGapBehindTheFirstIsSignalledWhenTheInOrderSendsReachIt() {
+        Harness h = new Harness();
+        h.engine.resendSkipNanos(TimeUnit.SECONDS.toNanos(60)); // this test's pace is no sender's timer
+        RingFixture f = h.ring(fp32(27, 3, 2, 1400), 190, 15);
+        Random rnd = new Random(27);
+        byte[][] p = new byte[3][];
+        int[] first = new int[3];
+        List<List<ByteBuffer>> m = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 1400);
+            first[r] = f.nextPsn(r);
+            m.add(f.message(r, 0, p[r]));
+        }
+        assertEquals(6, m.get(0).size(), "packets of the message");
+        for (int r = 0; r < 3; r++) {
+            for (int j = 0; j < 6; j++) {
+                if (!(r == 2 && j == 1) && !(r == 0 && j == 3)) {
+                    h.send(f, r, m.get(r).get(j));
+                }
+            }
+        }
+        assertEquals(2, h.count(SwitchCounters.Counter.RESULTS_HELD), "results 4 and 5");
+
+        h.send(f, 2, f.message(2, 0, p[2], first[2], false).get(1));
+        for (int recv = 0; recv < 3; recv++) {
+            int sender = (recv + 2) % 3;
+            assertEquals(List.of(Psn.add(first[sender], 1), Psn.add(first[sender], 2), Psn.add(first[sender], 4)),
+                    psnsTo(h, f.ip[recv]), "rank " + recv + ": 1 and 2 in order, then 4 past the second gap");
+        }
+        assertEquals(1, h.count(SwitchCounters.Counter.GAPS_SIGNALLED));
+
+        h.send(f, 0, f.message(0, 0, p[0], first[0], false).get(3));
+        for (int recv = 0; recv < 3; recv++) {
+            int sender = (recv + 2) % 3;
+            assertEquals(List.of(Psn.add(first[sender], 3), Psn.add(first[sender], 4), Psn.add(first[sender], 5)),
+                    psnsTo(h, f.ip[recv]), "rank " + recv + ": 3, 4 and 5 in order");
+        }
+        assertEquals(1, h.count(SwitchCounters.Counter.GAPS_SIGNALLED));
+        assertResult(h, f, 0, first, p, "every receiver");
+        assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    /**
      * Rank 2's packet 1 of 4 is lost and its receiver's NAK of the gap too: the receiver has
      * acknowledged packet 0 and sees nothing more. Rank 2's tail probe (its last packet,
      * asking for an ACK) is answered with the NAK that receiver would send, for PSN 1.
