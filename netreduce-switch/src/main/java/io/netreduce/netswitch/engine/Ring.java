@@ -44,7 +44,8 @@ import java.nio.ByteBuffer;
  *       are held (receivers would drop them as out of sequence); right after the missing
  *       packet completes, all of them go out in order, so other ranks do not wait for their
  *       ACK timeouts. Where those in-order sends stop at another missing packet, the first
- *       held result past it goes out at once, as the first past the first gap did.</li>
+ *       held result past it goes out at once, as the first past the first gap did, unless
+ *       only the rank whose resend completed the packet before lacks it.</li>
  *   <li>A sender's tail probe (a packet held here, sent again with AckReq) while its packet
  *       at the PSN its receiver expects next is missing here is answered with the sequence
  *       NAK that receiver would send ({@link #answerProbe}).</li>
@@ -394,7 +395,7 @@ final class Ring {
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;
         if (bits == fullMask) {
-            completePacket(s, j, pk, laneBytes, em);
+            completePacket(s, j, pk, laneBytes, rank, em);
         }
     }
 
@@ -489,7 +490,8 @@ final class Ring {
         return -1;
     }
 
-    private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {
+    /** Position (s, j) has every rank's contribution, rank {@code rank}'s last. */
+    private void completePacket(int s, int j, int pk, int laneBytes, int rank, Emitter em) {
         if (!em.reserve(ranks)) {
             // Not completed: the next retransmission of any rank's packet completes it.
             return;
@@ -504,7 +506,7 @@ final class Ring {
         }
         int ahead = slotMsg[s] - frontierMsg;
         if (ahead < 0 || (ahead == 0 && j <= frontierPacket)) {
-            emitInOrder(s, j, laneBytes, em);
+            emitInOrder(s, j, laneBytes, rank, em);
         } else if (!pastFrontierSent) {
             // The first result past a missing packet: its receivers see the gap and NAK it
             // (the lost packet's sender goes back N; the others' NAKs are absorbed).
@@ -543,7 +545,7 @@ final class Ring {
      * a window of results per loss and the switch sent them all twice. Stops when the output
      * batch is full: the next completion, or a retransmission, resumes.
      */
-    private void emitInOrder(int s, int j, int laneBytes, Emitter em) {
+    private void emitInOrder(int s, int j, int laneBytes, int rank, Emitter em) {
         boolean atFrontier = slotMsg[s] == frontierMsg && j == frontierPacket;
         sentInOrder[s * maxPackets + j] = System.nanoTime();
         emitToAll(s, j, laneBytes, em);
@@ -564,7 +566,7 @@ final class Ring {
                 continue;
             }
             if (!complete[t * maxPackets + frontierPacket]) {
-                signalGapAtFrontier(em);
+                signalGapAtFrontier(t, rank, em);
                 return;
             }
             if (!em.hasRoom(ranks)) {
@@ -578,15 +580,21 @@ final class Ring {
     }
 
     /**
-     * The in-order sends stopped at a packet still missing, past which results may already
-     * be complete and held (a second loss inside the range the first one held back): the
+     * The in-order sends stopped at a packet still missing (slot {@code frontierSlot}'s, at the
+     * in-order point), past which results may already be complete and held: a second loss
+     * inside the range the first one held back. Unless only rank {@code rank} lacks it, the
      * first of them goes out now, as it would have when it completed, so that receivers see
-     * the new gap and NAK it. Without it nothing reaches them past the gap, no receiver
-     * NAKs, and the ring waits for its senders' tail probes (10 ms by default) at every
-     * loss that follows another by less than a window.
+     * the new gap and NAK it: nothing else reaches them past the gap, no receiver would NAK,
+     * and the ring would wait for its senders' tail probes (10 ms by default) at every loss
+     * that follows another by less than a window. Rank {@code rank} completed the point just
+     * before by a resend (its later packets are in, so nothing else could complete it now):
+     * its go-back-N brings this packet too (after a tail probe, which resends one packet, its
+     * next probe is answered with the NAK, {@link #answerProbe}), and a result past the gap
+     * would only draw NAKs that cross the results on their way and make their senders go
+     * back N for nothing.
      */
-    private void signalGapAtFrontier(Emitter em) {
-        if (pastFrontierSent) {
+    private void signalGapAtFrontier(int frontierSlot, int rank, Emitter em) {
+        if (pastFrontierSent || (fullMask & ~bitmap[frontierSlot * maxPackets + frontierPacket]) == 1L << rank) {
             return;
         }
         int msg = frontierMsg;
