@@ -117,6 +117,8 @@ public final class AggregationEngine {
                     && frame.aeth().syndrome() == Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR
                     && route.ring.absorbNak(route, frame.bth().psn(), frame.aeth().msn(), emitter)) {
                 return;
+            } else if (opcode == Opcode.ACKNOWLEDGE && Aeth.isRnrNak(frame.aeth().syndrome())) {
+                route.ring.onRnrNak(route.rank);
             }
             counters.increment(SwitchCounters.Counter.NON_DATA_FORWARDS);
             emitter.forwardUnchanged(route);

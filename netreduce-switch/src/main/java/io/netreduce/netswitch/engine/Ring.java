@@ -135,7 +135,7 @@ final class Ring {
     private boolean pastFrontierSent;
     /** Per packet position, when its result was sent in order (System.nanoTime; 0: not yet). */
     private final long[] sentInOrder;
-    /** Per rank connection: when its receiver's last NAK went on to the sender. */
+    /** Per rank connection: when its receiver's last NAK (sequence or RNR) went on to the sender. */
     private final long[] lastNakAt;
     /**
      * How long after a result was sent in order a go-back-N resend of its packet is not
@@ -411,6 +411,16 @@ final class Ring {
             ackedPsn[rank] = psn;
             ackMsn[rank] = msn;
         }
+    }
+
+    /**
+     * An RNR NAK on its way from rank {@code rank}'s receiver back to it: the receiver had no
+     * receive posted for a result, dropped it and drops every later one until the sender's
+     * resend after its RNR wait. That resend may come within the resend skip of the results'
+     * in-order send, so it must be answered with them like one after a sequence NAK.
+     */
+    void onRnrNak(int rank) {
+        lastNakAt[rank] = System.nanoTime();
     }
 
     /**

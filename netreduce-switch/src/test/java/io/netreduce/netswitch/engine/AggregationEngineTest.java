@@ -876,6 +876,38 @@ class AggregationEngineTest {
     }
 
     /**
+     * Every rank's message of 4 packets completes and its results go to every receiver in
+     * order. Rank 1, the receiver of rank 0's connection, had no receive posted and answers
+     * the first result with an RNR NAK, dropping the rest. Rank 0's resend after its RNR wait
+     * comes right behind the in-order send, yet each packet of it is answered with its stored
+     * result: the receiver lost them all. (Before, the resends that asked for no ACK were
+     * taken for go-back-N right behind a completion and not answered, and the receiver got
+     * the results one tail probe at a time.)
+     */
+    @Test
+    void aResendAfterAReceiversRnrNakIsAnsweredWithTheResults() {
+        Harness h = new Harness();
+        h.engine.resendSkipNanos(TimeUnit.SECONDS.toNanos(60)); // this test's pace is no sender's timer
+        RingFixture f = h.ring(fp32(29, 3, 2, 900), 210, 17);
+        byte[][] p = new byte[3][];
+        Random rnd = new Random(29);
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 900);
+        }
+        int[] first = sendMessage(h, f, 0, p, List.of(0, 1, 2));
+        assertEquals(1, h.count(MESSAGES_COMPLETED));
+        h.sendRaw(f, f.successor(0), acknowledgeTo(f, 0, Aeth.rnrNak(1), first[0], 0));
+        assertLastAcknowledgeToSender(h, f, 0, Aeth.rnrNak(1), first[0], 0, "the RNR NAK goes on unchanged");
+        List<ByteBuffer> resend = f.message(0, 0, p[0], first[0], false);
+        for (int j = 0; j < resend.size(); j++) {
+            h.send(f, 0, resend.get(j));
+            assertEquals(List.of(Psn.add(first[0], j)), psnsTo(h, f.ip[f.successor(0)]), "packet " + j + "'s result");
+        }
+        assertEquals(0, h.count(SwitchCounters.Counter.RETRANSMISSIONS_ALREADY_SENT));
+        assertEquals(4, h.count(SwitchCounters.Counter.RETRANSMITTED_RESULTS));
+    }
+
+    /**
      * Once a receiver has acknowledged a result, a retransmission of it is not sent to the
      * receiver again: one that asks for an ACK is answered with the receiver's last ACK (PSN
      * and MSN, valid ICRC over receiver -> sender), one that does not is dropped. Before the
