@@ -87,6 +87,27 @@ public final class SwitchCounters {
         return values.getAcquire(DROPS_BASE + r.ordinal());
     }
 
+    /**
+     * Every counter and drop reason that moved, as {@code name=value} pairs (the names of
+     * {@code /metrics} without their prefix and suffix), for a one-line account of a run.
+     */
+    public String summary() {
+        StringBuilder b = new StringBuilder();
+        for (Counter c : Counter.values()) {
+            append(b, c.name().toLowerCase(java.util.Locale.ROOT), get(c));
+        }
+        for (DropReason r : DropReason.values()) {
+            append(b, "drops{" + r.label() + "}", drops(r));
+        }
+        return b.length() == 0 ? "nothing counted" : b.toString();
+    }
+
+    private static void append(StringBuilder b, String name, long value) {
+        if (value != 0) {
+            b.append(b.length() == 0 ? "" : ", ").append(name).append('=').append(value);
+        }
+    }
+
     public long totalDrops() {
         long sum = 0;
         for (DropReason r : DropReason.values()) {

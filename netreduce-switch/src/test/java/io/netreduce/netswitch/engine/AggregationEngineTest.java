@@ -477,6 +477,10 @@ class AggregationEngineTest {
         assertEquals(signalled, h.count(SwitchCounters.Counter.GAPS_SIGNALLED));
         assertResult(h, f, 0, first, p, "every receiver");
         assertEquals(0, h.engine.counters().totalDrops());
+        String summary = h.engine.counters().summary();
+        assertTrue(summary.contains("results_held=2"), summary);
+        assertEquals(signalled == 1, summary.contains("gaps_signalled=1"), summary);
+        assertFalse(summary.contains("drops{"), "only what moved: " + summary);
     }
 
     /**
