@@ -42,9 +42,6 @@ final class Metrics {
         counter(b, "netreduce_switch_results_held_total",
                 "results held while an earlier packet was missing, instead of sent to be dropped out of sequence",
                 c.get(Counter.RESULTS_HELD));
-        counter(b, "netreduce_switch_gaps_signalled_total",
-                "held results sent ahead when the in-order sends stopped at another missing packet, so that receivers NAK it",
-                c.get(Counter.GAPS_SIGNALLED));
         counter(b, "netreduce_switch_stale_forwards_total", "packets older than the live window forwarded unchanged",
                 c.get(Counter.STALE_FORWARDS));
         counter(b, "netreduce_switch_non_data_forwards_total", "ACK/NAK datagrams forwarded unchanged",

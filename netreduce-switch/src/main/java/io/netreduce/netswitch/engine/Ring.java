@@ -43,9 +43,7 @@ import java.nio.ByteBuffer;
  *       is still missing, the first goes out at once (its receivers NAK the gap), the rest
  *       are held (receivers would drop them as out of sequence); right after the missing
  *       packet completes, all of them go out in order, so other ranks do not wait for their
- *       ACK timeouts. Where those in-order sends stop at another missing packet, the first
- *       held result past it goes out at once, as the first past the first gap did, unless
- *       only the rank whose resend completed the packet before lacks it.</li>
+ *       ACK timeouts.</li>
  *   <li>A sender's tail probe (a packet held here, sent again with AckReq) while its packet
  *       at the PSN its receiver expects next is missing here is answered with the sequence
  *       NAK that receiver would send ({@link #answerProbe}).</li>
@@ -395,7 +393,7 @@ final class Ring {
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;
         if (bits == fullMask) {
-            completePacket(s, j, pk, laneBytes, rank, em);
+            completePacket(s, j, pk, laneBytes, em);
         }
     }
 
@@ -500,8 +498,7 @@ final class Ring {
         return -1;
     }
 
-    /** Position (s, j) has every rank's contribution, rank {@code rank}'s last. */
-    private void completePacket(int s, int j, int pk, int laneBytes, int rank, Emitter em) {
+    private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {
         if (!em.reserve(ranks)) {
             // Not completed: the next retransmission of any rank's packet completes it.
             return;
@@ -516,7 +513,7 @@ final class Ring {
         }
         int ahead = slotMsg[s] - frontierMsg;
         if (ahead < 0 || (ahead == 0 && j <= frontierPacket)) {
-            emitInOrder(s, j, laneBytes, rank, em);
+            emitInOrder(s, j, laneBytes, em);
         } else if (!pastFrontierSent) {
             // The first result past a missing packet: its receivers see the gap and NAK it
             // (the lost packet's sender goes back N; the others' NAKs are absorbed).
@@ -555,7 +552,7 @@ final class Ring {
      * a window of results per loss and the switch sent them all twice. Stops when the output
      * batch is full: the next completion, or a retransmission, resumes.
      */
-    private void emitInOrder(int s, int j, int laneBytes, int rank, Emitter em) {
+    private void emitInOrder(int s, int j, int laneBytes, Emitter em) {
         boolean atFrontier = slotMsg[s] == frontierMsg && j == frontierPacket;
         sentInOrder[s * maxPackets + j] = System.nanoTime();
         emitToAll(s, j, laneBytes, em);
@@ -575,58 +572,13 @@ final class Ring {
                 pastFrontierSent = false;
                 continue;
             }
-            if (!complete[t * maxPackets + frontierPacket]) {
-                signalGapAtFrontier(t, rank, em);
-                return;
-            }
-            if (!em.hasRoom(ranks)) {
+            if (!complete[t * maxPackets + frontierPacket] || !em.hasRoom(ranks)) {
                 return;
             }
             em.add(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER, ranks);
             sentInOrder[t * maxPackets + frontierPacket] = System.nanoTime();
             emitToAll(t, frontierPacket, lanesLength(t, frontierPacket), em);
             advanceFrontier(t);
-        }
-    }
-
-    /**
-     * The in-order sends stopped at a packet still missing (slot {@code frontierSlot}'s, at the
-     * in-order point), past which results may already be complete and held: a second loss
-     * inside the range the first one held back. Unless only rank {@code rank} lacks it, the
-     * first of them goes out now, as it would have when it completed, so that receivers see
-     * the new gap and NAK it: nothing else reaches them past the gap, no receiver would NAK,
-     * and the ring would wait for its senders' tail probes (10 ms by default) at every loss
-     * that follows another by less than a window. Rank {@code rank} completed the point just
-     * before by a resend (its later packets are in, so nothing else could complete it now):
-     * its go-back-N brings this packet too (after a tail probe, which resends one packet, its
-     * next probe is answered with the NAK, {@link #answerProbe}), and a result past the gap
-     * would only draw NAKs that cross the results on their way and make their senders go
-     * back N for nothing.
-     */
-    private void signalGapAtFrontier(int frontierSlot, int rank, Emitter em) {
-        if (pastFrontierSent || (fullMask & ~bitmap[frontierSlot * maxPackets + frontierPacket]) == 1L << rank) {
-            return;
-        }
-        int msg = frontierMsg;
-        int j = frontierPacket + 1;
-        for (int m = 0; m < slots; m++, msg++, j = 0) {
-            int t = Integer.remainderUnsigned(msg, slots);
-            if (!slotActive[t] || slotMsg[t] != msg) {
-                return; // not claimed yet: nothing past this point has completed
-            }
-            if (slotMismatch[t]) {
-                continue;
-            }
-            for (; j < slotPackets[t]; j++) {
-                if (complete[t * maxPackets + j]) {
-                    if (em.hasRoom(ranks)) {
-                        pastFrontierSent = true;
-                        em.count(SwitchCounters.Counter.GAPS_SIGNALLED);
-                        emitToAll(t, j, lanesLength(t, j), em);
-                    }
-                    return;
-                }
-            }
         }
     }
 

@@ -19,11 +19,6 @@ public final class SwitchCounters {
         RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER,
         /** Results that completed behind a missing packet and past the one sent to show the gap: sent once it completes. */
         RESULTS_HELD,
-        /**
-         * Held results sent ahead of the in-order point when it stopped at another missing
-         * packet: the first result past that gap, so that receivers NAK it.
-         */
-        GAPS_SIGNALLED,
         /** Retransmissions of a message still waiting for other ranks, answered "not ready" (a late rank). */
         RNR_NAKS_SENT,
         /**
