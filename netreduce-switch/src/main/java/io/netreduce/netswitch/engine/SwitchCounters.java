@@ -1,5 +1,6 @@
 package io.netreduce.netswitch.engine;
 
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -89,7 +90,7 @@ public final class SwitchCounters {
     public String summary() {
         StringBuilder b = new StringBuilder();
         for (Counter c : Counter.values()) {
-            append(b, c.name().toLowerCase(java.util.Locale.ROOT), get(c));
+            append(b, c.name().toLowerCase(Locale.ROOT), get(c));
         }
         for (DropReason r : DropReason.values()) {
             append(b, "drops{" + r.label() + "}", drops(r));
