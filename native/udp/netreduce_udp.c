@@ -97,6 +97,21 @@ JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_open0(JNIEnv *env, j
     return fd;
 }
 
+/*
+ * Asks for a receive buffer of `bytes` past net.core.rmem_max where the process may
+ * (SO_RCVBUFFORCE needs CAP_NET_ADMIN), else up to rmem_max: the size the kernel reports
+ * afterwards (twice what it granted, as it counts its bookkeeping), or -errno.
+ */
+JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_growReceiveBuffer0(JNIEnv *env, jclass c, jint fd,
+                                                                              jint bytes) {
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0
+        && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) != 0) return fail();
+    int granted = 0;
+    socklen_t length = sizeof granted;
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &length) != 0) return fail();
+    return granted;
+}
+
 JNIEXPORT jint JNICALL Java_io_netreduce_wire_udp_NativeUdp_localPort0(JNIEnv *env, jclass c, jint fd) {
     struct sockaddr_in a;
     socklen_t len = sizeof a;

@@ -45,6 +45,15 @@ final class NativeDataPlane implements DataPlane {
     static final int SEND_WAIT_MILLIS = 10;
     private static final int IDLE_WAIT_MILLIS = 100;
     private static final int SOCKET_BUFFER = 8 << 20;
+    /**
+     * The receive buffer asked for past {@code net.core.rmem_max} where the process may: every
+     * rank's window of unacknowledged packets can be in the socket at once (1 MiB per rank by
+     * default), with a lossy rank's go-back-N on top. Eight ranks filled the 8 MiB that
+     * rmem_max 4 MiB allows, the kernel dropped whole windows of one rank, and the ring
+     * crawled one packet position per round of tail probes (docs/benchmarks.md, "Loss").
+     * The kernel charges only what queues.
+     */
+    static final int RECEIVE_BUFFER = 32 << 20;
     private static final long CLOSE_DEADLINE_MS = 5_000;
     private static final Logger LOG = LoggerFactory.getLogger(NativeDataPlane.class);
 
@@ -88,11 +97,18 @@ final class NativeDataPlane implements DataPlane {
             throw new IOException("cannot bind the switch data plane to " + bind + ": " + e.getCause().getMessage(), e);
         }
         local = new InetSocketAddress(bind.getAddress(), NativeUdp.localPort(fd));
+        int granted = NativeUdp.growReceiveBuffer(fd, RECEIVE_BUFFER) / 2;
+        if (granted < RECEIVE_BUFFER) {
+            LOG.warn("switch data plane on {}: receive buffer {} MiB where {} MiB were asked for: net.core.rmem_max "
+                    + "caps it and the process may not pass it; rings of many ranks can overflow it and lose "
+                    + "whole windows (raise it: sysctl -w net.core.rmem_max={})", local, granted >> 20,
+                    RECEIVE_BUFFER >> 20, RECEIVE_BUFFER);
+        }
         thread = new Thread(this::loop, THREAD_NAME);
         thread.setDaemon(true);
         thread.start();
-        LOG.info("switch data plane listening on {} (native, receive recvmmsg x {} with GRO, GSO {})", local, SLOTS,
-                gso);
+        LOG.info("switch data plane listening on {} (native, receive recvmmsg x {} with GRO into a {} MiB socket "
+                + "buffer, GSO {})", local, SLOTS, granted >> 20, gso);
     }
 
     @Override

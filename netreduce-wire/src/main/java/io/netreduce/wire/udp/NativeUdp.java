@@ -109,6 +109,21 @@ public final class NativeUdp {
         return fd;
     }
 
+    /**
+     * Asks for a receive buffer of {@code bytes} on socket {@code fd}, past
+     * {@code net.core.rmem_max} where the process may ({@code SO_RCVBUFFORCE}, which needs
+     * {@code CAP_NET_ADMIN}), else as far as rmem_max allows; returns the size the kernel
+     * reports afterwards, which is twice what it granted (it counts its own bookkeeping).
+     */
+    public static int growReceiveBuffer(int fd, int bytes) {
+        int reported = growReceiveBuffer0(fd, bytes);
+        if (reported < 0) {
+            throw new UncheckedIOException(new IOException("cannot set the receive buffer of socket " + fd + ": "
+                    + error(-reported)));
+        }
+        return reported;
+    }
+
     /** "Address already in use (errno 98)": the C library's text for {@code errno}. */
     public static String error(int errno) {
         return strerror0(errno) + " (errno " + errno + ")";
@@ -211,6 +226,8 @@ public final class NativeUdp {
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 
     private static native int localPort0(int fd);
+
+    private static native int growReceiveBuffer0(int fd, int bytes);
 
     private static native String strerror0(int errno);
 

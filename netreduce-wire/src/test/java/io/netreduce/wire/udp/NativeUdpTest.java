@@ -251,6 +251,28 @@ class NativeUdpTest {
         }
     }
 
+    /**
+     * A receive buffer asked for past net.core.rmem_max: granted whole where the process may
+     * force it (CAP_NET_ADMIN), else exactly as far as rmem_max allows, never less; the
+     * kernel reports twice what it granted.
+     */
+    @Test
+    void aReceiveBufferGrowsPastRmemMaxWhereAllowedAndElseToIt() throws Exception {
+        int rmemMax = Integer.parseInt(java.nio.file.Files.readString(
+                java.nio.file.Path.of("/proc/sys/net/core/rmem_max")).trim());
+        int asked = Math.max(rmemMax, 1 << 20) + (3 << 20);
+        int fd = NativeUdp.open(LOOPBACK, 0, 0, 0, false);
+        try {
+            int granted = NativeUdp.growReceiveBuffer(fd, asked) / 2;
+            assertTrue(granted == asked || granted == rmemMax, "asked " + asked + ", rmem_max " + rmemMax
+                    + ", granted " + granted);
+        } finally {
+            NativeUdp.close(fd);
+        }
+        UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> NativeUdp.growReceiveBuffer(-1, asked));
+        assertTrue(e.getMessage().contains("errno"), e.getMessage());
+    }
+
     @Test
     void aPortInUseIsRefusedWithItsErrno() {
         int a = NativeUdp.open(LOOPBACK, 0, 0, 0, false);
