@@ -44,7 +44,7 @@ final class NativeDataPlane implements DataPlane {
     static final int SLOTS = 8;
     static final int SEND_WAIT_MILLIS = 10;
     private static final int IDLE_WAIT_MILLIS = 100;
-    private static final int SOCKET_BUFFER = 8 << 20;
+    private static final int SEND_BUFFER = 8 << 20;
     /**
      * The receive buffer asked for past {@code net.core.rmem_max} where the process may: every
      * rank's window of unacknowledged packets can be in the socket at once (1 MiB per rank by
@@ -91,13 +91,13 @@ final class NativeDataPlane implements DataPlane {
         out.drainWith(b -> send());
         engine.receiveArea(rx);
         try {
-            fd = NativeUdp.open(Ipv4UdpHeader.toInt(bind.getAddress()), bind.getPort(), SOCKET_BUFFER, SOCKET_BUFFER,
+            fd = NativeUdp.open(Ipv4UdpHeader.toInt(bind.getAddress()), bind.getPort(), 0, SEND_BUFFER,
                     true);
         } catch (UncheckedIOException e) {
             throw new IOException("cannot bind the switch data plane to " + bind + ": " + e.getCause().getMessage(), e);
         }
         local = new InetSocketAddress(bind.getAddress(), NativeUdp.localPort(fd));
-        int granted = NativeUdp.growReceiveBuffer(fd, RECEIVE_BUFFER) / 2;
+        int granted = NativeUdp.growReceiveBuffer(fd, RECEIVE_BUFFER);
         if (granted < RECEIVE_BUFFER) {
             LOG.warn("switch data plane on {}: receive buffer {} MiB where {} MiB were asked for: net.core.rmem_max "
                     + "caps it and the process may not pass it; rings of many ranks can overflow it and lose "

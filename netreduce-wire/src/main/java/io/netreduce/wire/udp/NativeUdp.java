@@ -112,8 +112,8 @@ public final class NativeUdp {
     /**
      * Asks for a receive buffer of {@code bytes} on socket {@code fd}, past
      * {@code net.core.rmem_max} where the process may ({@code SO_RCVBUFFORCE}, which needs
-     * {@code CAP_NET_ADMIN}), else as far as rmem_max allows; returns the size the kernel
-     * reports afterwards, which is twice what it granted (it counts its own bookkeeping).
+     * {@code CAP_NET_ADMIN}), else as far as rmem_max allows; returns the bytes granted (half
+     * of what the kernel reports, which counts its own bookkeeping as much again).
      */
     public static int growReceiveBuffer(int fd, int bytes) {
         int reported = growReceiveBuffer0(fd, bytes);
@@ -121,7 +121,7 @@ public final class NativeUdp {
             throw new UncheckedIOException(new IOException("cannot set the receive buffer of socket " + fd + ": "
                     + error(-reported)));
         }
-        return reported;
+        return reported / 2;
     }
 
     /** "Address already in use (errno 98)": the C library's text for {@code errno}. */
