@@ -42,6 +42,9 @@ final class Metrics {
         counter(b, "netreduce_switch_results_held_total",
                 "results held while an earlier packet was missing, instead of sent to be dropped out of sequence",
                 c.get(Counter.RESULTS_HELD));
+        counter(b, "netreduce_switch_gaps_signalled_total",
+                "held results sent ahead when the in-order sends stopped at another missing packet, so that receivers NAK it",
+                c.get(Counter.GAPS_SIGNALLED));
         counter(b, "netreduce_switch_stale_forwards_total", "packets older than the live window forwarded unchanged",
                 c.get(Counter.STALE_FORWARDS));
         counter(b, "netreduce_switch_non_data_forwards_total", "ACK/NAK datagrams forwarded unchanged",
@@ -55,6 +58,9 @@ final class Metrics {
         counter(b, "netreduce_switch_probes_answered_with_nak_total",
                 "senders' tail probes answered with a sequence NAK for the missing packet their receiver expects",
                 c.get(Counter.PROBES_ANSWERED_WITH_NAK));
+        counter(b, "netreduce_switch_acks_asked_total",
+                "results sent again asking a receiver for an ACK, to answer a tail probe its last ACK could not",
+                c.get(Counter.ACKS_ASKED));
         counter(b, "netreduce_switch_retransmissions_already_sent_total",
                 "go-back-N resends of a result sent in order since its receiver last NAKed, not sent again",
                 c.get(Counter.RETRANSMISSIONS_ALREADY_SENT));

@@ -113,6 +113,9 @@ public final class AggregationEngine {
             // noting how far each receiver has acknowledged.
             if (opcode == Opcode.ACKNOWLEDGE && Aeth.isAck(frame.aeth().syndrome())) {
                 route.ring.onAck(route.rank, frame.bth().psn(), frame.aeth().msn());
+                if (route.ring.answerAwaitedProbe(route.rank, emitter)) {
+                    return;
+                }
             } else if (opcode == Opcode.ACKNOWLEDGE
                     && frame.aeth().syndrome() == Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR
                     && route.ring.absorbNak(route, frame.bth().psn(), frame.aeth().msn(), emitter)) {

@@ -87,6 +87,18 @@ final class Emitter {
     }
 
     /**
+     * As {@link #emitStored}, with AckReq set: a receiver that already has the packet
+     * re-ACKs it with the PSN it expects, one that lacks it takes it and ACKs.
+     */
+    void emitStoredAskingForAck(Route route, byte[] headers, int headerAt, int headerLength, LaneStore sums, int sumAt,
+                                int sumLength, int contributions) {
+        ByteBuffer b = out.next();
+        b.put(0, headers, headerAt, headerLength);
+        bth.wrap(b, 0).ackRequest(true);
+        finishResult(route, b, headerLength, sums, sumAt, sumLength, sumCrc(sums, sumAt, sumLength), contributions);
+    }
+
+    /**
      * The CRC-32 of a sum's {@code sumLength} bytes at {@code sumAt}: taken once for the
      * result packets of every connection, whose ICRCs then read only their own headers.
      */

@@ -43,10 +43,14 @@ import java.nio.ByteBuffer;
  *       is still missing, the first goes out at once (its receivers NAK the gap), the rest
  *       are held (receivers would drop them as out of sequence); right after the missing
  *       packet completes, all of them go out in order, so other ranks do not wait for their
- *       ACK timeouts.</li>
+ *       ACK timeouts. Where those in-order sends stop at another missing packet, the first
+ *       held result past it goes out at once, as the first past the first gap did, unless
+ *       only the rank whose resend completed the packet before lacks it.</li>
  *   <li>A sender's tail probe (a packet held here, sent again with AckReq) while its packet
  *       at the PSN its receiver expects next is missing here is answered with the sequence
- *       NAK that receiver would send ({@link #answerProbe}).</li>
+ *       NAK that receiver would send ({@link #answerProbe}); where the receiver's last ACK
+ *       names a result already sent, the switch first asks it for a fresh ACK
+ *       ({@link #answerAwaitedProbe}).</li>
  *   <li>Every rank's first packet of a message must carry the same call digest as the first
  *       one the slot saw; otherwise the message is never summed and every rank's packets of
  *       it go on to their receivers, the first one marked as a call-mismatch notice.</li>
@@ -136,6 +140,14 @@ final class Ring {
     /** Per rank connection: when its receiver's last NAK (sequence or RNR) went on to the sender. */
     private final long[] lastNakAt;
     /**
+     * Per rank connection: a tail probe (its PSN) that {@link #answerProbe} could not judge,
+     * because the receiver's last ACK seen here names a PSN whose result was already sent:
+     * the receiver may hold more than that ACK says. The switch asked the receiver for an
+     * ACK, and its next one settles the probe ({@link #answerAwaitedProbe}).
+     */
+    private final boolean[] probeAwaitsAck;
+    private final int[] awaitedProbePsn;
+    /**
      * How long after a result was sent in order a go-back-N resend of its packet is not
      * answered with it again: long enough for the burst that follows the lost packet, far
      * shorter than any sender's retransmission timer, so a result that did get lost is sent
@@ -175,6 +187,8 @@ final class Ring {
         complete = new boolean[slots * maxPackets];
         sentInOrder = new long[slots * maxPackets];
         lastNakAt = new long[ranks];
+        probeAwaitsAck = new boolean[ranks];
+        awaitedProbePsn = new int[ranks];
         int resultBytes = slots * maxPackets * mtu;
         int positions = slots * maxPackets;
         lanes = LaneStore.create(fp32, positions, ranks, mtu, config.byteOrder(), resultBytes);
@@ -323,7 +337,7 @@ final class Ring {
         } else {
             s = slotOf(rank, psn);
             if (s < 0) {
-                missed(route, psn, em);
+                missed(route, psn, frame.bth().ackRequest(), em);
                 return;
             }
             j = Psn.diff(psn, cltFirstPsn[rank * slots + s]);
@@ -380,8 +394,8 @@ final class Ring {
                 // yet (one of them is late): answer as the receiver would if it had no buffer,
                 // so the sender waits instead of spending its retries (see the class comment).
                 em.emitRnrNak(ackRoutes[rank], psn, ackMsn[rank], LATE_RANK_RNR_TIMER);
-            } else if (frame.bth().ackRequest() && ackSeen[rank]) {
-                answerProbe(rank, psn, em);
+            } else if (frame.bth().ackRequest() && ackSeen[rank] && !answerProbe(rank, psn, em)) {
+                askForAckIfProbeAwaits(rank, em);
             }
         }
         // A duplicate's headers replace the stored ones (a tail probe's AckReq goes on with the
@@ -393,7 +407,7 @@ final class Ring {
         long bits = bitmap[pk] | bit;
         bitmap[pk] = bits;
         if (bits == fullMask) {
-            completePacket(s, j, pk, laneBytes, em);
+            completePacket(s, j, pk, laneBytes, rank, em);
         }
     }
 
@@ -433,6 +447,7 @@ final class Ring {
      */
     boolean absorbNak(Route route, int psn, int msn, Emitter em) {
         int rank = route.rank;
+        probeAwaitsAck[rank] = false; // the receiver said what it expects
         int s = slotOf(rank, psn);
         int pk = s < 0 ? -1 : s * maxPackets + Psn.diff(psn, cltFirstPsn[rank * slots + s]);
         if (pk < 0 || complete[pk] || (bitmap[pk] & (1L << rank)) == 0 || slotMismatch[s]) {
@@ -464,27 +479,63 @@ final class Ring {
         int s = slotOf(rank, expected);
         if (s >= 0) {
             int pk = s * maxPackets + Psn.diff(expected, cltFirstPsn[rank * slots + s]);
-            if (complete[pk] || (bitmap[pk] & (1L << rank)) != 0 || slotMismatch[s]) {
-                return false; // held here, or summed: the receiver's own NAKs and the in-order sends cover it
+            if (complete[pk]) {
+                // Summed and sent: the receiver may well hold it and more, its ACK of them
+                // coalesced or still to come. Only a fresh ACK tells what it expects.
+                probeAwaitsAck[rank] = true;
+                awaitedProbePsn[rank] = psn;
+                return false;
             }
-        } else if (!awaitsFirstPacket(rank, expected, psn)) {
-            return false;
+            if ((bitmap[pk] & (1L << rank)) != 0 || slotMismatch[s]) {
+                return false; // held here: the receiver's own NAKs and the in-order sends cover it
+            }
+        } else if (retired[rank] && Psn.isBefore(expected, retiredEnd[rank])) {
+            return false; // every rank has that message's result; the receiver's ACK of it was lost
         }
+        // Missing here (no live message of the connection holds it: it is the first packet,
+        // lost, of a message before the probe's), so the receiver cannot have it.
+        probeAwaitsAck[rank] = false;
         em.emitSequenceNak(ackRoutes[rank], expected, ackMsn[rank]);
         return true;
     }
 
     /**
-     * Whether {@code expected} can only be the first packet, lost, of a message of rank
-     * {@code rank} that precedes the live message holding {@code probe}: no live message of
-     * the rank's connection holds it, and one holding the probe starts after it.
+     * After a probe {@link #answerProbe} could not judge and nothing else goes to the
+     * receiver for it: the result at the PSN the receiver was last known to expect goes to
+     * it again, asking for an ACK. A receiver that has it re-ACKs with the PSN it really
+     * expects; one that lacks it takes it and ACKs. Either answer settles the probe.
      */
-    private boolean awaitsFirstPacket(int rank, int expected, int probe) {
-        if (retired[rank] && Psn.isBefore(expected, retiredEnd[rank])) {
-            return false; // every rank has that message's result; the receiver's ACK of it was lost
+    private void askForAckIfProbeAwaits(int rank, Emitter em) {
+        if (!probeAwaitsAck[rank]) {
+            return;
         }
-        int s = slotOf(rank, probe);
-        return s >= 0 && Psn.isAfter(cltFirstPsn[rank * slots + s], expected);
+        int expected = Psn.next(ackedPsn[rank]);
+        int s = slotOf(rank, expected);
+        if (s < 0) {
+            return;
+        }
+        int j = Psn.diff(expected, cltFirstPsn[rank * slots + s]);
+        if (!complete[s * maxPackets + j] || !em.reserve(1)) {
+            return;
+        }
+        int at = headerAt(j, rank);
+        em.count(SwitchCounters.Counter.ACKS_ASKED);
+        em.emitStoredAskingForAck(dataRoutes[rank], headers[s], at, headerLength(headers[s][at] & 0xFF, j), lanes,
+                resultAt(s, j), lanesLength(s, j), j == 0 ? ranks : 0);
+    }
+
+    /**
+     * A positive ACK from rank {@code rank}'s receiver, just noted ({@link #onAck}), while a
+     * probe of that rank awaits one: the probe is answered as the receiver would answer it
+     * now, with a sequence NAK where the packet it expects next is missing here. The ACK then
+     * need not go on: the NAK acknowledges as much. True if the NAK replaced it.
+     */
+    boolean answerAwaitedProbe(int rank, Emitter em) {
+        if (!probeAwaitsAck[rank]) {
+            return false;
+        }
+        probeAwaitsAck[rank] = false;
+        return answerProbe(rank, awaitedProbePsn[rank], em);
     }
 
     /** The slot of the live message of rank {@code rank}'s connection that holds {@code psn}, or -1. */
@@ -498,7 +549,8 @@ final class Ring {
         return -1;
     }
 
-    private void completePacket(int s, int j, int pk, int laneBytes, Emitter em) {
+    /** Position (s, j) has every rank's contribution, rank {@code rank}'s last. */
+    private void completePacket(int s, int j, int pk, int laneBytes, int rank, Emitter em) {
         if (!em.reserve(ranks)) {
             // Not completed: the next retransmission of any rank's packet completes it.
             return;
@@ -513,7 +565,7 @@ final class Ring {
         }
         int ahead = slotMsg[s] - frontierMsg;
         if (ahead < 0 || (ahead == 0 && j <= frontierPacket)) {
-            emitInOrder(s, j, laneBytes, em);
+            emitInOrder(s, j, laneBytes, rank, em);
         } else if (!pastFrontierSent) {
             // The first result past a missing packet: its receivers see the gap and NAK it
             // (the lost packet's sender goes back N; the others' NAKs are absorbed).
@@ -552,7 +604,7 @@ final class Ring {
      * a window of results per loss and the switch sent them all twice. Stops when the output
      * batch is full: the next completion, or a retransmission, resumes.
      */
-    private void emitInOrder(int s, int j, int laneBytes, Emitter em) {
+    private void emitInOrder(int s, int j, int laneBytes, int rank, Emitter em) {
         boolean atFrontier = slotMsg[s] == frontierMsg && j == frontierPacket;
         sentInOrder[s * maxPackets + j] = System.nanoTime();
         emitToAll(s, j, laneBytes, em);
@@ -572,13 +624,58 @@ final class Ring {
                 pastFrontierSent = false;
                 continue;
             }
-            if (!complete[t * maxPackets + frontierPacket] || !em.hasRoom(ranks)) {
+            if (!complete[t * maxPackets + frontierPacket]) {
+                signalGapAtFrontier(t, rank, em);
+                return;
+            }
+            if (!em.hasRoom(ranks)) {
                 return;
             }
             em.add(SwitchCounters.Counter.RESULTS_RESENT_IN_ORDER, ranks);
             sentInOrder[t * maxPackets + frontierPacket] = System.nanoTime();
             emitToAll(t, frontierPacket, lanesLength(t, frontierPacket), em);
             advanceFrontier(t);
+        }
+    }
+
+    /**
+     * The in-order sends stopped at a packet still missing (slot {@code frontierSlot}'s, at the
+     * in-order point), past which results may already be complete and held: a second loss
+     * inside the range the first one held back. Unless only rank {@code rank} lacks it, the
+     * first of them goes out now, as it would have when it completed, so that receivers see
+     * the new gap and NAK it: nothing else reaches them past the gap, no receiver would NAK,
+     * and the ring would wait for its senders' tail probes (10 ms by default) at every loss
+     * that follows another by less than a window. Rank {@code rank} completed the point just
+     * before by a resend (its later packets are in, so nothing else could complete it now):
+     * its go-back-N brings this packet too (after a tail probe, which resends one packet, its
+     * next probe is answered with the NAK, {@link #answerProbe}), and a result past the gap
+     * would only draw NAKs that cross the results on their way and make their senders go
+     * back N for nothing.
+     */
+    private void signalGapAtFrontier(int frontierSlot, int rank, Emitter em) {
+        if (pastFrontierSent || (fullMask & ~bitmap[frontierSlot * maxPackets + frontierPacket]) == 1L << rank) {
+            return;
+        }
+        int msg = frontierMsg;
+        int j = frontierPacket + 1;
+        for (int m = 0; m < slots; m++, msg++, j = 0) {
+            int t = Integer.remainderUnsigned(msg, slots);
+            if (!slotActive[t] || slotMsg[t] != msg) {
+                return; // not claimed yet: nothing past this point has completed
+            }
+            if (slotMismatch[t]) {
+                continue;
+            }
+            for (; j < slotPackets[t]; j++) {
+                if (complete[t * maxPackets + j]) {
+                    if (em.hasRoom(ranks)) {
+                        pastFrontierSent = true;
+                        em.count(SwitchCounters.Counter.GAPS_SIGNALLED);
+                        emitToAll(t, j, lanesLength(t, j), em);
+                    }
+                    return;
+                }
+            }
         }
     }
 
@@ -640,7 +737,7 @@ final class Ring {
     }
 
     /** A later packet outside every live message of its connection. */
-    private void missed(Route route, int psn, Emitter em) {
+    private void missed(Route route, int psn, boolean probe, Emitter em) {
         int rank = route.rank;
         if (retired[rank]) {
             int d = Psn.diff(psn, retiredEnd[rank]);
@@ -667,8 +764,14 @@ final class Ring {
         }
         if (reference >= 0 && Math.abs(Psn.diff(psn, reference)) > staleSpan) {
             em.drop(DropReason.PSN_OUT_OF_WINDOW);
-        } else {
-            em.drop(DropReason.FIRST_PACKET_LOST);
+            return;
+        }
+        em.drop(DropReason.FIRST_PACKET_LOST);
+        if (probe && ackSeen[rank] && !answerProbe(rank, psn, em)) {
+            // A probe of a message whose first packet the switch lost (its socket dropped
+            // a window of this rank's packets, say): the packets before it are what the
+            // receiver lacks, and only the sender's go-back-N brings them.
+            askForAckIfProbeAwaits(rank, em);
         }
     }
 

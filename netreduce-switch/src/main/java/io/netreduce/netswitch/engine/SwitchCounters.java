@@ -20,6 +20,11 @@ public final class SwitchCounters {
         RETRANSMITTED_RESULTS, STALE_FORWARDS, NON_DATA_FORWARDS, RESULTS_RESENT_IN_ORDER,
         /** Results that completed behind a missing packet and past the one sent to show the gap: sent once it completes. */
         RESULTS_HELD,
+        /**
+         * Held results sent ahead of the in-order point when it stopped at another missing
+         * packet: the first result past that gap, so that receivers NAK it.
+         */
+        GAPS_SIGNALLED,
         /** Retransmissions of a message still waiting for other ranks, answered "not ready" (a late rank). */
         RNR_NAKS_SENT,
         /**
@@ -35,6 +40,12 @@ public final class SwitchCounters {
          * back N at once instead of probing again.
          */
         PROBES_ANSWERED_WITH_NAK,
+        /**
+         * Tail probes the switch could not judge because the receiver's last ACK named a
+         * result already sent: that result went to the receiver again asking for an ACK, and
+         * the ACK settled the probe.
+         */
+        ACKS_ASKED,
         /**
          * Go-back-N resends of a packet whose result went to every receiver in order since
          * its receiver last NAKed (the lost packet's completion sent it): not sent again.

@@ -423,6 +423,65 @@ class AggregationEngineTest {
     }
 
     /**
+     * Two losses inside one held range: rank 2's packet 1 and packet 3 of 6, rank
+     * {@code second}'s. Result 2 goes out past the first gap, 4 and 5 are held. Rank 2's resend
+     * of packet 1 sends 1 and 2 in order and stops at 3. If rank 0 lost packet 3, result 4
+     * goes out at once, so that receivers see the second gap and NAK it (before, nothing past
+     * 3 reached them, no receiver NAKed, and the ring waited for rank 0's tail probe). If rank
+     * 2 lost it too, nothing goes: its go-back-N, which completed 1, brings 3 next, and a
+     * result past the gap would only draw NAKs that cross the results.
+     */
+    @ParameterizedTest(name = "second loss: rank {0}")
+    @ValueSource(ints = {0, 2})
+    void aSecondGapBehindTheFirstIsSignalledUnlessTheResendingRankLacksIt(int second) {
+        Harness h = new Harness();
+        h.engine.resendSkipNanos(TimeUnit.SECONDS.toNanos(60)); // this test's pace is no sender's timer
+        RingFixture f = h.ring(fp32(27, 3, 2, 1400), 190, 15);
+        Random rnd = new Random(27);
+        byte[][] p = new byte[3][];
+        int[] first = new int[3];
+        List<List<ByteBuffer>> m = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            p[r] = f.randomPayload(rnd, 1400);
+            first[r] = f.nextPsn(r);
+            m.add(f.message(r, 0, p[r]));
+        }
+        assertEquals(6, m.get(0).size(), "packets of the message");
+        for (int r = 0; r < 3; r++) {
+            for (int j = 0; j < 6; j++) {
+                if (!(r == 2 && j == 1) && !(r == second && j == 3)) {
+                    h.send(f, r, m.get(r).get(j));
+                }
+            }
+        }
+        assertEquals(2, h.count(SwitchCounters.Counter.RESULTS_HELD), "results 4 and 5");
+
+        List<ByteBuffer> resend = f.message(2, 0, p[2], first[2], false);
+        h.send(f, 2, resend.get(1));
+        int signalled = second == 2 ? 0 : 1;
+        for (int recv = 0; recv < 3; recv++) {
+            int sender = (recv + 2) % 3;
+            List<Integer> expected = new ArrayList<>(List.of(Psn.add(first[sender], 1), Psn.add(first[sender], 2)));
+            if (signalled == 1) {
+                expected.add(Psn.add(first[sender], 4));
+            }
+            assertEquals(expected, psnsTo(h, f.ip[recv]), "rank " + recv + ": 1 and 2 in order"
+                    + (signalled == 1 ? ", then 4 past the second gap" : ", nothing past the gap rank 2's resend closes"));
+        }
+        assertEquals(signalled, h.count(SwitchCounters.Counter.GAPS_SIGNALLED));
+
+        h.send(f, second, second == 2 ? resend.get(3) : f.message(0, 0, p[0], first[0], false).get(3));
+        for (int recv = 0; recv < 3; recv++) {
+            int sender = (recv + 2) % 3;
+            assertEquals(List.of(Psn.add(first[sender], 3), Psn.add(first[sender], 4), Psn.add(first[sender], 5)),
+                    psnsTo(h, f.ip[recv]), "rank " + recv + ": 3, 4 and 5 in order");
+        }
+        assertEquals(signalled, h.count(SwitchCounters.Counter.GAPS_SIGNALLED));
+        assertResult(h, f, 0, first, p, "every receiver");
+        assertEquals(0, h.engine.counters().totalDrops());
+    }
+
+    /**
      * Rank 2's packet 1 of 4 is lost and its receiver's NAK of the gap too: the receiver has
      * acknowledged packet 0 and sees nothing more. Rank 2's tail probe (its last packet,
      * asking for an ACK) is answered with the NAK that receiver would send, for PSN 1.
@@ -443,6 +502,54 @@ class AggregationEngineTest {
         assertEquals(1, h.count(SwitchCounters.Counter.PROBES_ANSWERED_WITH_NAK));
         h.sendAll(f, 2, again.subList(1, 4));
         assertResult(h, f, 0, first, p, "after the go-back-N the NAK started");
+    }
+
+    /**
+     * The switch lost rank 2's whole message 1 (its socket overflowed), while the receiver's
+     * last ACK seen here is older than what it holds (it has message 0, but ACKed only its
+     * packet 1). Rank 2's tail probe, a packet of message 1 whose first packet the switch
+     * never saw, cannot be judged from that ACK: the switch sends the result the receiver was
+     * last known to expect again, asking for an ACK, and answers the probe when the ACK
+     * comes, with the NAK the receiver would send for message 1's first packet. Before this
+     * the probe was dropped unanswered and the sender recovered one position per probe.
+     */
+    @Test
+    void aProbeBehindAStaleAckIsAnsweredOnceTheReceiverReAcks() {
+        Harness h = new Harness();
+        RingFixture f = h.ring(fp32(27, 3, 2, 900), 190, 15);
+        Random rnd = new Random(27);
+        byte[][] a = {f.randomPayload(rnd, 900), f.randomPayload(rnd, 900), f.randomPayload(rnd, 900)};
+        int[] psnA = sendMessage(h, f, 0, a, ranksInOrder(3));
+        assertResult(h, f, 0, psnA, a, "message 0");
+        int receiver = f.successor(2);
+        h.sendRaw(f, receiver, ackTo(f, 2, Psn.add(psnA[2], 1), 0));
+
+        byte[][] b = {f.randomPayload(rnd, 900), f.randomPayload(rnd, 900), f.randomPayload(rnd, 900)};
+        int[] psnB = new int[3];
+        List<List<ByteBuffer>> m = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            psnB[r] = f.nextPsn(r);
+            m.add(f.message(r, 1, b[r]));
+        }
+        h.sendAll(f, 0, m.get(0));
+        h.sendAll(f, 1, m.get(1));
+        List<ByteBuffer> probe = f.message(2, 1, b[2], psnB[2], false);
+        h.sendRaw(f, 2, probe.get(3));
+        assertEquals(1, h.drops(DropReason.FIRST_PACKET_LOST));
+        assertEquals(1, h.lastBytes.size(), "one packet, to the receiver");
+        assertEquals(f.ip[receiver], h.lastDest.get(0)[0]);
+        Bth asked = new Bth().wrap(ByteBuffer.wrap(h.lastBytes.get(0)), 0);
+        assertEquals(Psn.add(psnA[2], 2), asked.psn(), "the result the receiver was last known to expect");
+        assertTrue(asked.ackRequest(), "asking for an ACK");
+        assertEquals(1, h.count(SwitchCounters.Counter.ACKS_ASKED));
+
+        h.sendRaw(f, receiver, ackTo(f, 2, Psn.add(psnA[2], 3), 1));
+        assertEquals(1, h.lastBytes.size(), "the ACK goes on as the NAK the probe draws");
+        assertLastAcknowledgeToSender(h, f, 2, Aeth.SYNDROME_NAK_PSN_SEQUENCE_ERROR, psnB[2], 1,
+                "the receiver's NAK for message 1's first packet");
+        assertEquals(1, h.count(SwitchCounters.Counter.PROBES_ANSWERED_WITH_NAK));
+        h.sendAll(f, 2, m.get(2));
+        assertResult(h, f, 1, psnB, b, "after the go-back-N the NAK started");
     }
 
     /**
