@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * The send side of a queue pair: rxe's requester and completer in one object, confined to
  * whoever runs the device's protocol (the kernel's rxe_req.c does the same work). It walks the send ring, cuts each message into
  * First/Middle/Last/Only packets of one PSN each, keeps at most {@code maxOutstanding}
- * PSNs unacknowledged, completes work requests on cumulative ACKs, goes back N on a
+ * PSNs unacknowledged (half as many after a loss, growing back as ACKs come: {@link #window}),
+ * completes work requests on cumulative ACKs, goes back N on a
  * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /
  * RNR_RETRY_EXC_ERR when its retry budgets run out.
  *
@@ -50,6 +51,16 @@ final class Requester {
     private final Counters counters;
     private final int mtu;
     private final int maxOutstanding;
+    /**
+     * PSNs that may be unacknowledged now: {@link #maxOutstanding}, halved at each loss the
+     * requester reacts to (a sequence NAK that rewinds it, an ACK timeout) down to
+     * {@link #MIN_WINDOW}, and grown back by every PSN acknowledged (so it doubles per round
+     * trip). Go-back-N resends whatever followed the lost packet, so at a high loss rate a
+     * full window resent per loss, itself hit by losses, is most of what goes on the wire.
+     */
+    private int window;
+    /** The window never shrinks below this many PSNs (128 KiB at MTU 4096). */
+    static final int MIN_WINDOW = 32;
     private final int ackEvery;
     private final long ackTimeoutNanos;
     private final long tailProbeNanos;
@@ -116,6 +127,7 @@ final class Requester {
         this.counters = counters;
         this.mtu = attributes.mtu();
         this.maxOutstanding = settings.maxOutstanding();
+        this.window = maxOutstanding;
         this.ackEvery = settings.ackEvery();
         this.tailProbeNanos = settings.tailProbeNanos();
         this.ackTimeoutNanos = attributes.ackTimeout().toNanos();
@@ -148,7 +160,7 @@ final class Requester {
         }
         long posted = ring.posted();
         boolean wasIdle = !outstanding();
-        while (reqIndex < posted && Psn.diff(reqPsn, unackedPsn) < maxOutstanding) {
+        while (reqIndex < posted && Psn.diff(reqPsn, unackedPsn) < window) {
             SendWqe w = ring.at(reqIndex);
             if (!w.started) {
                 String bad = validate(w);
@@ -222,7 +234,7 @@ final class Requester {
         int payload = Math.min(mtu, w.length - offset);
         boolean end = index == w.packets - 1;
         boolean ackReq = forceAckReq || end || ++packetsSinceAckReq >= ackEvery
-                || Psn.diff(psn, unackedPsn) + 1 >= maxOutstanding;
+                || Psn.diff(psn, unackedPsn) + 1 >= window;
         if (ackReq) {
             packetsSinceAckReq = 0;
         }
@@ -355,10 +367,16 @@ final class Requester {
             return;
         }
         rewind(psn);
+        shrinkWindow();
         long now = System.nanoTime();
         deadlineNanos = now + ackTimeoutNanos;
         quietFrom(now);
         qp.markDirty();
+    }
+
+    /** A loss: the go-back-N that follows and the packets after it go out in half the window. */
+    private void shrinkWindow() {
+        window = Math.max(Math.min(MIN_WINDOW, maxOutstanding), window / 2);
     }
 
     private void onRnrNak(int psn, int syndrome) {
@@ -426,6 +444,7 @@ final class Requester {
             rnrWaiting = false; // the packet the RNR NAK named got through after all
             lastNakPsn = -1;
         }
+        window = Math.min(maxOutstanding, window + Psn.diff(Psn.next(psn), unackedPsn));
         unackedPsn = Psn.next(psn);
         retriesLeft = retryCount;
         rnrRetriesLeft = rnrRetry;
@@ -533,7 +552,7 @@ final class Requester {
         long now = System.nanoTime();
         if (now - deadlineNanos < 0) {
             if (probeDue() && now - probeDeadlineNanos >= 0) {
-                probe(probes % 2 == 0 ? Psn.add(sentPsn, -1) : unackedPsn);
+                probe(probes % 2 == 0 ? Psn.add(reqPsn, -1) : unackedPsn);
                 probes++;
                 probeDeadlineNanos = now + (probeTimeout() << Math.min(probes, 20));
             }
@@ -551,15 +570,21 @@ final class Requester {
         }
         lastNakPsn = -1;
         rewind(unackedPsn);
+        shrinkWindow();
         deadlineNanos = now + ackTimeoutNanos;
         quietFrom(now);
         qp.markDirty();
         qp.endOfBatch();
     }
 
-    /** Whether probes are on and one could go now (no resend or RNR wait under way). */
+    /**
+     * Whether probes are on and one could go now: no RNR wait, and nothing more may be sent
+     * until an answer comes (all is sent, or a go-back-N resend filled the window, which
+     * after a loss is smaller than what was in flight: a lost last packet of that resend
+     * leaves the responder nothing to NAK).
+     */
     private boolean probeDue() {
-        return tailProbeNanos > 0 && !rnrWaiting && reqPsn == sentPsn;
+        return tailProbeNanos > 0 && !rnrWaiting && (reqPsn == sentPsn || Psn.diff(reqPsn, unackedPsn) >= window);
     }
 
     /** Sends unacknowledged packet {@code psn} again, asking for an ACK, without rewinding (see the class comment). */

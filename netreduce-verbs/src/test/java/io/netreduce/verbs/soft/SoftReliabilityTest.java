@@ -254,6 +254,113 @@ class SoftReliabilityTest {
         assertEquals(0, pair.a.qp.counters().get(Counter.DROP_BAD_ICRC));
     }
 
+    /**
+     * A relay between two devices drops data packet 10 of a 256-packet SEND once. The
+     * receiver NAKs it; from the moment the relay passes the NAK on it holds every packet
+     * from the receiver back for 300 ms, so the sender hears nothing more and sends what its
+     * window allows from packet 10. With 128 PSNs allowed before the loss, that is 64 after
+     * it: the go-back-N resend goes out in half the window. Then the relay lets everything
+     * through and the message arrives intact.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aLossHalvesTheWindowForTheResend() throws Exception {
+        int maxOutstanding = 128;
+        int lost = 10;
+        InetAddress ga = InetAddress.getByName("127.0.32.33");
+        InetSocketAddress aAddr = new InetSocketAddress("127.0.32.34", RoceAddressing.UDP_PORT);
+        InetSocketAddress bAddr = new InetSocketAddress("127.0.32.35", RoceAddressing.UDP_PORT);
+        DatagramSocket relay = new DatagramSocket(new InetSocketAddress(ga, RoceAddressing.UDP_PORT));
+        relay.setSoTimeout(5);
+        closeables.add(relay);
+        long holdNanos = TimeUnit.MILLISECONDS.toNanos(300);
+        int[] firstPsn = {-1};
+        int[] highestResent = {-1};
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[70_000];
+            DatagramPacket p = new DatagramPacket(buf, buf.length);
+            List<byte[]> held = new ArrayList<>();
+            boolean dropped = false;
+            boolean resending = false;
+            long holdUntil = 0;
+            while (!relay.isClosed()) {
+                try {
+                    if (holdUntil != 0 && System.nanoTime() - holdUntil >= 0) {
+                        holdUntil = -1; // over: what was held goes on, and from now on everything
+                        for (byte[] h : held) {
+                            relay.send(new DatagramPacket(h, h.length, aAddr));
+                        }
+                        held.clear();
+                    }
+                    p.setData(buf);
+                    try {
+                        relay.receive(p);
+                    } catch (SocketTimeoutException e) {
+                        continue;
+                    }
+                    ByteBuffer d = ByteBuffer.wrap(buf, 0, p.getLength());
+                    int psn = d.getInt(8) & 0xFFFFFF;
+                    if (p.getAddress().equals(aAddr.getAddress())) {
+                        if (firstPsn[0] < 0) {
+                            firstPsn[0] = psn;
+                        }
+                        int index = (psn - firstPsn[0]) & 0xFFFFFF;
+                        if (index == lost && !dropped) {
+                            dropped = true;
+                            continue;
+                        }
+                        // The go-back-N starts with the lost packet; the sender's originals
+                        // before it may still reach the relay after the NAK went by.
+                        resending |= holdUntil > 0 && index == lost;
+                        if (holdUntil > 0 && resending) {
+                            highestResent[0] = Math.max(highestResent[0], index);
+                        }
+                        relay.send(new DatagramPacket(buf, p.getLength(), bAddr));
+                    } else if (holdUntil > 0) {
+                        held.add(java.util.Arrays.copyOf(buf, p.getLength()));
+                    } else {
+                        relay.send(new DatagramPacket(buf, p.getLength(), aAddr));
+                        boolean nak = (buf[0] & 0xFF) == 0x11 && (buf[12] & 0xFF) == 0x60;
+                        if (nak && holdUntil == 0) {
+                            holdUntil = System.nanoTime() + holdNanos;
+                        }
+                    }
+                } catch (Exception e) {
+                    return;
+                }
+            }
+        }, "test-relay");
+        t.setDaemon(true);
+        t.start();
+        closeables.add(() -> t.join(2000));
+        InetSocketAddress gw = new InetSocketAddress(ga, RoceAddressing.UDP_PORT);
+        pair = new SoftPair(host("127.0.32.34").gateway(gw)
+                .property(SoftProperties.MAX_OUTSTANDING_PSNS, Integer.toString(maxOutstanding)),
+                host("127.0.32.35").gateway(gw), q -> q.mtu(1024).ackTimeout(Duration.ofSeconds(2)));
+        int packets = 256;
+        MemoryRegion src = pair.a.register(packets * 1024);
+        MemoryRegion dst = pair.b.register(packets * 1024);
+        for (int i = 0; i < packets * 1024; i++) {
+            src.buffer().put(i, (byte) (i * 7 + i / 1024));
+        }
+        RecvRequest r = new RecvRequest();
+        r.reset().wrId(1).sgl().add(dst, 0, packets * 1024);
+        pair.b.qp.postRecv(r);
+        SendRequest s = new SendRequest();
+        s.reset().wrId(1).sgl().add(src, 0, packets * 1024);
+        pair.a.qp.postSend(s);
+        List<WorkCompletion> sent = await(pair.a.sendCq, 1, Duration.ofSeconds(30));
+        assertEquals(1, sent.size(), pair.a.qp.counters().toString());
+        assertEquals(WcStatus.SUCCESS, sent.get(0).status(), sent.get(0).toString());
+        assertEquals(1, await(pair.b.recvCq, 1, Duration.ofSeconds(10)).size());
+        for (int i = 0; i < packets * 1024; i++) {
+            assertEquals((byte) (i * 7 + i / 1024), dst.buffer().get(i), "byte " + i);
+        }
+        assertEquals(lost + maxOutstanding / 2 - 1, highestResent[0],
+                "while the receiver was silent after its NAK, the sender sent packets " + lost + ".." + highestResent[0]
+                        + ": half its window; " + pair.a.qp.counters());
+    }
+
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void devicesCountMalformedAndUnknownQueuePairDatagrams() throws Exception {
