@@ -26,6 +26,7 @@ import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -212,30 +213,36 @@ class SoftReliabilityTest {
         assertEquals(WcStatus.REM_INV_REQ_ERR, sw.get(0).status(), sw.toString());
     }
 
-    @Test
-    @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void gatewayRelaysEveryDatagramAndIcrcStillVerifies() throws Exception {
-        InetAddress ga = InetAddress.getByName("127.0.32.20");
-        InetSocketAddress aAddr = new InetSocketAddress("127.0.32.21", RoceAddressing.UDP_PORT);
-        InetSocketAddress bAddr = new InetSocketAddress("127.0.32.22", RoceAddressing.UDP_PORT);
-        DatagramSocket relay = new DatagramSocket(new InetSocketAddress(ga, RoceAddressing.UDP_PORT));
-        relay.setSoTimeout(50);
+    /**
+     * What a test relay does with each datagram ({@code length} bytes of {@code buf} from
+     * {@code from}), and every few milliseconds without one ({@code from} null).
+     */
+    private interface RelayStep {
+        void on(DatagramSocket relay, byte[] buf, int length, InetAddress from) throws IOException;
+    }
+
+    /**
+     * A relay on {@code address}'s RoCEv2 port, run by a daemon thread until the test ends;
+     * returns it as the gateway for the devices.
+     */
+    private InetSocketAddress relay(String address, RelayStep step) throws IOException {
+        InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(address), RoceAddressing.UDP_PORT);
+        DatagramSocket relay = new DatagramSocket(at);
+        relay.setSoTimeout(5);
         closeables.add(relay);
-        AtomicLong forwarded = new AtomicLong();
-        // The relay routes by the sender's address (each emulated host has its own) and sends
-        // from its own socket, so receivers never see the original source address or port.
         Thread t = new Thread(() -> {
             byte[] buf = new byte[70_000];
             DatagramPacket p = new DatagramPacket(buf, buf.length);
             while (!relay.isClosed()) {
                 try {
                     p.setData(buf);
-                    relay.receive(p);
-                    InetSocketAddress to = p.getAddress().equals(aAddr.getAddress()) ? bAddr : aAddr;
-                    relay.send(new DatagramPacket(buf, p.getLength(), to));
-                    forwarded.incrementAndGet();
-                } catch (SocketTimeoutException e) {
-                    // poll the closed flag
+                    try {
+                        relay.receive(p);
+                    } catch (SocketTimeoutException e) {
+                        step.on(relay, buf, 0, null);
+                        continue;
+                    }
+                    step.on(relay, buf, p.getLength(), p.getAddress());
                 } catch (Exception e) {
                     return;
                 }
@@ -244,7 +251,23 @@ class SoftReliabilityTest {
         t.setDaemon(true);
         t.start();
         closeables.add(() -> t.join(2000));
-        InetSocketAddress gw = new InetSocketAddress(ga, RoceAddressing.UDP_PORT);
+        return at;
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void gatewayRelaysEveryDatagramAndIcrcStillVerifies() throws Exception {
+        InetSocketAddress aAddr = new InetSocketAddress("127.0.32.21", RoceAddressing.UDP_PORT);
+        InetSocketAddress bAddr = new InetSocketAddress("127.0.32.22", RoceAddressing.UDP_PORT);
+        AtomicLong forwarded = new AtomicLong();
+        // The relay routes by the sender's address (each emulated host has its own) and sends
+        // from its own socket, so receivers never see the original source address or port.
+        InetSocketAddress gw = relay("127.0.32.20", (relay, buf, length, from) -> {
+            if (from != null) {
+                relay.send(new DatagramPacket(buf, length, from.equals(aAddr.getAddress()) ? bAddr : aAddr));
+                forwarded.incrementAndGet();
+            }
+        });
         pair = new SoftPair(host("127.0.32.21").gateway(gw), host("127.0.32.22").gateway(gw),
                 q -> q.ackTimeout(Duration.ofMillis(300)));
         Transfer tr = new Transfer(pair, 23, 4000);
@@ -267,73 +290,55 @@ class SoftReliabilityTest {
     void aLossHalvesTheWindowForTheResend() throws Exception {
         int maxOutstanding = 128;
         int lost = 10;
-        InetAddress ga = InetAddress.getByName("127.0.32.33");
         InetSocketAddress aAddr = new InetSocketAddress("127.0.32.34", RoceAddressing.UDP_PORT);
         InetSocketAddress bAddr = new InetSocketAddress("127.0.32.35", RoceAddressing.UDP_PORT);
-        DatagramSocket relay = new DatagramSocket(new InetSocketAddress(ga, RoceAddressing.UDP_PORT));
-        relay.setSoTimeout(5);
-        closeables.add(relay);
         long holdNanos = TimeUnit.MILLISECONDS.toNanos(300);
-        int[] firstPsn = {-1};
         int[] highestResent = {-1};
-        Thread t = new Thread(() -> {
-            byte[] buf = new byte[70_000];
-            DatagramPacket p = new DatagramPacket(buf, buf.length);
-            List<byte[]> held = new ArrayList<>();
-            boolean dropped = false;
-            boolean resending = false;
-            long holdUntil = 0;
-            while (!relay.isClosed()) {
-                try {
-                    if (holdUntil != 0 && System.nanoTime() - holdUntil >= 0) {
-                        holdUntil = -1; // over: what was held goes on, and from now on everything
-                        for (byte[] h : held) {
-                            relay.send(new DatagramPacket(h, h.length, aAddr));
-                        }
-                        held.clear();
+        InetSocketAddress gw = relay("127.0.32.33", new RelayStep() {
+            final List<byte[]> held = new ArrayList<>();
+            int firstPsn = -1;
+            boolean dropped;
+            boolean resending;
+            long holdUntil;
+
+            @Override
+            public void on(DatagramSocket relay, byte[] buf, int length, InetAddress from) throws IOException {
+                if (holdUntil > 0 && System.nanoTime() - holdUntil >= 0) {
+                    holdUntil = -1; // over: what was held goes on, and from now on everything
+                    for (byte[] h : held) {
+                        relay.send(new DatagramPacket(h, h.length, aAddr));
                     }
-                    p.setData(buf);
-                    try {
-                        relay.receive(p);
-                    } catch (SocketTimeoutException e) {
-                        continue;
-                    }
-                    ByteBuffer d = ByteBuffer.wrap(buf, 0, p.getLength());
-                    int psn = d.getInt(8) & 0xFFFFFF;
-                    if (p.getAddress().equals(aAddr.getAddress())) {
-                        if (firstPsn[0] < 0) {
-                            firstPsn[0] = psn;
-                        }
-                        int index = (psn - firstPsn[0]) & 0xFFFFFF;
-                        if (index == lost && !dropped) {
-                            dropped = true;
-                            continue;
-                        }
-                        // The go-back-N starts with the lost packet; the sender's originals
-                        // before it may still reach the relay after the NAK went by.
-                        resending |= holdUntil > 0 && index == lost;
-                        if (holdUntil > 0 && resending) {
-                            highestResent[0] = Math.max(highestResent[0], index);
-                        }
-                        relay.send(new DatagramPacket(buf, p.getLength(), bAddr));
-                    } else if (holdUntil > 0) {
-                        held.add(java.util.Arrays.copyOf(buf, p.getLength()));
-                    } else {
-                        relay.send(new DatagramPacket(buf, p.getLength(), aAddr));
-                        boolean nak = (buf[0] & 0xFF) == 0x11 && (buf[12] & 0xFF) == 0x60;
-                        if (nak && holdUntil == 0) {
-                            holdUntil = System.nanoTime() + holdNanos;
-                        }
-                    }
-                } catch (Exception e) {
+                    held.clear();
+                }
+                if (from == null) {
                     return;
                 }
+                int psn = ByteBuffer.wrap(buf).getInt(8) & 0xFFFFFF;
+                if (from.equals(aAddr.getAddress())) {
+                    firstPsn = firstPsn < 0 ? psn : firstPsn;
+                    int index = (psn - firstPsn) & 0xFFFFFF;
+                    if (index == lost && !dropped) {
+                        dropped = true;
+                        return;
+                    }
+                    // The go-back-N starts with the lost packet; the sender's originals before
+                    // it may still reach the relay after the NAK went by.
+                    resending |= holdUntil > 0 && index == lost;
+                    if (holdUntil > 0 && resending) {
+                        highestResent[0] = Math.max(highestResent[0], index);
+                    }
+                    relay.send(new DatagramPacket(buf, length, bAddr));
+                } else if (holdUntil > 0) {
+                    held.add(java.util.Arrays.copyOf(buf, length));
+                } else {
+                    relay.send(new DatagramPacket(buf, length, aAddr));
+                    boolean nak = (buf[0] & 0xFF) == 0x11 && (buf[12] & 0xFF) == 0x60;
+                    if (nak && holdUntil == 0) {
+                        holdUntil = System.nanoTime() + holdNanos;
+                    }
+                }
             }
-        }, "test-relay");
-        t.setDaemon(true);
-        t.start();
-        closeables.add(() -> t.join(2000));
-        InetSocketAddress gw = new InetSocketAddress(ga, RoceAddressing.UDP_PORT);
+        });
         pair = new SoftPair(host("127.0.32.34").gateway(gw)
                 .property(SoftProperties.MAX_OUTSTANDING_PSNS, Integer.toString(maxOutstanding)),
                 host("127.0.32.35").gateway(gw), q -> q.mtu(1024).ackTimeout(Duration.ofSeconds(2)));
