@@ -492,8 +492,9 @@ final class Ring {
         } else if (retired[rank] && Psn.isBefore(expected, retiredEnd[rank])) {
             return false; // every rank has that message's result; the receiver's ACK of it was lost
         }
-        // Missing here (no live message of the connection holds it: it is the first packet,
-        // lost, of a message before the probe's), so the receiver cannot have it.
+        // Missing here (this rank's packet at that PSN never arrived, or no live message of
+        // the connection holds it: the first packet of a message before the probe's was
+        // lost), so no result for it left and the receiver cannot have it.
         probeAwaitsAck[rank] = false;
         em.emitSequenceNak(ackRoutes[rank], expected, ackMsn[rank]);
         return true;
