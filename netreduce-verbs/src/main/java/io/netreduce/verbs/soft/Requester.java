@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * The send side of a queue pair: rxe's requester and completer in one object, confined to
  * whoever runs the device's protocol (the kernel's rxe_req.c does the same work). It walks the send ring, cuts each message into
  * First/Middle/Last/Only packets of one PSN each, keeps at most {@code maxOutstanding}
- * PSNs unacknowledged (half as many after a loss, growing back as ACKs come: {@link #window}),
+ * PSNs unacknowledged (32 after a loss, growing back as ACKs come: {@link #window}),
  * completes work requests on cumulative ACKs, goes back N on a
  * sequence NAK or an ACK timeout, waits out RNR NAKs, and ends in RETRY_EXC_ERR /
  * RNR_RETRY_EXC_ERR when its retry budgets run out.
@@ -52,15 +52,18 @@ final class Requester {
     private final int mtu;
     private final int maxOutstanding;
     /**
-     * PSNs that may be unacknowledged now: {@link #maxOutstanding}, halved at each loss the
-     * requester reacts to (a sequence NAK that rewinds it, an ACK timeout) down to
-     * {@link #MIN_WINDOW}, and grown back by every PSN acknowledged (so it doubles per round
-     * trip). Go-back-N resends whatever followed the lost packet, so at a high loss rate a
-     * full window resent per loss, itself hit by losses, is most of what goes on the wire.
+     * PSNs that may be unacknowledged now: {@link #maxOutstanding}, set to
+     * {@link #WINDOW_AFTER_LOSS} at each loss the requester reacts to (a sequence NAK that
+     * rewinds it, an ACK timeout), and grown back by every PSN acknowledged (so it doubles
+     * per round trip). Go-back-N resends whatever followed the lost packet; through a
+     * NetReduce switch, which holds what followed, the first of them completes the sum and
+     * the receiver's ACK then covers the rest, so a small resend window saves resending
+     * what is already there, and at a high loss rate a full window resent per loss is itself
+     * hit by losses.
      */
     private int window;
-    /** The window never shrinks below this many PSNs (128 KiB at MTU 4096). */
-    static final int MIN_WINDOW = 32;
+    /** The window after a loss (128 KiB at MTU 4096). */
+    static final int WINDOW_AFTER_LOSS = 32;
     private final int ackEvery;
     private final long ackTimeoutNanos;
     private final long tailProbeNanos;
@@ -374,9 +377,9 @@ final class Requester {
         qp.markDirty();
     }
 
-    /** A loss: the go-back-N that follows and the packets after it go out in half the window. */
+    /** A loss: the go-back-N that follows starts with a small window, which ACKs grow back. */
     private void shrinkWindow() {
-        window = Math.max(Math.min(MIN_WINDOW, maxOutstanding), window / 2);
+        window = Math.min(WINDOW_AFTER_LOSS, maxOutstanding);
     }
 
     private void onRnrNak(int psn, int syndrome) {

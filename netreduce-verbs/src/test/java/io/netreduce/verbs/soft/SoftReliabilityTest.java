@@ -281,13 +281,13 @@ class SoftReliabilityTest {
      * A relay between two devices drops data packet 10 of a 256-packet SEND once. The
      * receiver NAKs it; from the moment the relay passes the NAK on it holds every packet
      * from the receiver back for 300 ms, so the sender hears nothing more and sends what its
-     * window allows from packet 10. With 128 PSNs allowed before the loss, that is 64 after
-     * it: the go-back-N resend goes out in half the window. Then the relay lets everything
+     * window allows from packet 10. With 128 PSNs allowed before the loss, that is 32 after
+     * it: the go-back-N resend goes out in the window after a loss. Then the relay lets everything
      * through and the message arrives intact.
      */
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void aLossHalvesTheWindowForTheResend() throws Exception {
+    void aLossShrinksTheWindowForTheResend() throws Exception {
         int maxOutstanding = 128;
         int lost = 10;
         InetSocketAddress aAddr = new InetSocketAddress("127.0.32.34", RoceAddressing.UDP_PORT);
@@ -361,9 +361,9 @@ class SoftReliabilityTest {
         for (int i = 0; i < packets * 1024; i++) {
             assertEquals((byte) (i * 7 + i / 1024), dst.buffer().get(i), "byte " + i);
         }
-        assertEquals(lost + maxOutstanding / 2 - 1, highestResent[0],
+        assertEquals(lost + Requester.WINDOW_AFTER_LOSS - 1, highestResent[0],
                 "while the receiver was silent after its NAK, the sender sent packets " + lost + ".." + highestResent[0]
-                        + ": half its window; " + pair.a.qp.counters());
+                        + ": the window after a loss; " + pair.a.qp.counters());
     }
 
     @Test
