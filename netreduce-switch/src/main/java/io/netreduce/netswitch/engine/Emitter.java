@@ -78,24 +78,17 @@ final class Emitter {
      * A result packet with headers taken from {@code headers[headerAt, +headerLength)}. In a
      * message's first packet ({@code contributions > 0}) the headers end with that
      * connection's INA header, which is marked as a result of {@code contributions} ranks.
+     * With {@code askForAck} the packet also asks for an ACK: a receiver that already has it
+     * re-ACKs with the PSN it expects, one that lacks it takes it and ACKs.
      */
     void emitStored(Route route, byte[] headers, int headerAt, int headerLength, LaneStore sums, int sumAt,
-                    int sumLength, int sumCrc, int contributions) {
+                    int sumLength, int sumCrc, int contributions, boolean askForAck) {
         ByteBuffer b = out.next();
         b.put(0, headers, headerAt, headerLength);
+        if (askForAck) {
+            bth.wrap(b, 0).ackRequest(true);
+        }
         finishResult(route, b, headerLength, sums, sumAt, sumLength, sumCrc, contributions);
-    }
-
-    /**
-     * As {@link #emitStored}, with AckReq set: a receiver that already has the packet
-     * re-ACKs it with the PSN it expects, one that lacks it takes it and ACKs.
-     */
-    void emitStoredAskingForAck(Route route, byte[] headers, int headerAt, int headerLength, LaneStore sums, int sumAt,
-                                int sumLength, int contributions) {
-        ByteBuffer b = out.next();
-        b.put(0, headers, headerAt, headerLength);
-        bth.wrap(b, 0).ackRequest(true);
-        finishResult(route, b, headerLength, sums, sumAt, sumLength, sumCrc(sums, sumAt, sumLength), contributions);
     }
 
     /**

@@ -539,8 +539,10 @@ final class Ring {
         }
         int at = headerAt(j, rank);
         em.count(SwitchCounters.Counter.ACKS_ASKED);
-        em.emitStoredAskingForAck(dataRoutes[rank], headers[s], at, headerLength(headers[s][at] & 0xFF, j), lanes,
-                resultAt(s, j), lanesLength(s, j), j == 0 ? ranks : 0);
+        int sumAt = resultAt(s, j);
+        int sumLength = lanesLength(s, j);
+        em.emitStored(dataRoutes[rank], headers[s], at, headerLength(headers[s][at] & 0xFF, j), lanes, sumAt,
+                sumLength, em.sumCrc(lanes, sumAt, sumLength), j == 0 ? ranks : 0, true);
     }
 
     /**
@@ -605,7 +607,7 @@ final class Ring {
             int at = headerAt(j, q);
             int opcode = h[at] & 0xFF;
             em.emitStored(dataRoutes[q], h, at, headerLength(opcode, j), lanes, result, laneBytes, sumCrc,
-                    j == 0 ? ranks : 0);
+                    j == 0 ? ranks : 0, false);
         }
     }
 
