@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 static double cpu_seconds() {
@@ -48,9 +49,12 @@ int main(int argc, char** argv) {
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
   context->connectFullMesh(store, device);
 
-  std::vector<float> buf(count);
+  // Cache-line aligned, as netreduce bench's tensors are (Collectives.allocateTensor).
+  std::unique_ptr<float, decltype(&std::free)> memory(
+      static_cast<float*>(std::aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64)), &std::free);
+  float* buf = memory.get();
   auto fill = [&] { for (long i = 0; i < count; i++) buf[i] = input_value(rank, i); };
-  std::vector<float*> ptrs{buf.data()};
+  std::vector<float*> ptrs{buf};
   gloo::AllreduceRing<float> allreduce(context, ptrs, static_cast<int>(count));
   gloo::BarrierAllToAll barrier(context);
 

@@ -40,7 +40,8 @@ int main(int argc, char **argv) {
     long bytes = atol(argv[1]);
     int iters = atoi(argv[2]), warmup = atoi(argv[3]);
     long count = bytes / (long) sizeof(float);
-    float *buf = malloc(count * sizeof(float));
+    /* Cache-line aligned, as netreduce bench's tensors are (Collectives.allocateTensor). */
+    float *buf = aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
     if (buf == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
 
     /* Checked run first. */

@@ -6,6 +6,7 @@ import io.netreduce.collectives.spi.CommunicatorProvider;
 import io.netreduce.wire.ina.InaHeader;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -31,7 +32,7 @@ public final class Collectives {
 
     /** A tensor of {@code elements} floats that every algorithm uses in place (direct, {@link #TENSOR_ORDER}). */
     public static FloatBuffer allocateTensor(int elements) {
-        return ByteBuffer.allocateDirect(Math.multiplyExact(elements, Float.BYTES)).order(TENSOR_ORDER).asFloatBuffer();
+        return DirectBuffers.allocate(Math.multiplyExact(elements, Float.BYTES)).order(TENSOR_ORDER).asFloatBuffer();
     }
 
     /** Every backend on the class path. */

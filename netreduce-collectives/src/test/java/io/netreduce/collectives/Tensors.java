@@ -16,7 +16,9 @@ public final class Tensors {
         /** Heap: staged. */
         HEAP,
         /** Direct in the other byte order: staged. */
-        DIRECT_OTHER_ORDER
+        DIRECT_OTHER_ORDER,
+        /** From {@link Collectives#allocateTensor} (cache-line aligned): registered and used in place. */
+        ALLOCATED
     }
 
     private Tensors() {
@@ -28,6 +30,7 @@ public final class Tensors {
         FloatBuffer whole = switch (kind) {
             case DIRECT -> ByteBuffer.allocateDirect((n + 5) * 4).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
             case HEAP -> FloatBuffer.allocate(n + 5);
+            case ALLOCATED -> Collectives.allocateTensor(n + 5);
             case DIRECT_OTHER_ORDER -> ByteBuffer.allocateDirect((n + 5) * 4)
                     .order(InaHeader.PAYLOAD_ORDER == ByteOrder.BIG_ENDIAN ? ByteOrder.LITTLE_ENDIAN
                             : ByteOrder.BIG_ENDIAN).asFloatBuffer();

@@ -2,6 +2,7 @@ package io.netreduce.cli.allreduce;
 
 import io.netreduce.wire.ina.InaHeader;
 
+import io.netreduce.collectives.Collectives;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.algorithm.MessagePlan;
 import io.netreduce.verbs.Counter;
@@ -59,8 +60,8 @@ public final class WorkerLoop {
         this.switchCpu = comm.rank() == 0 ? switchCpu : SwitchCpu.NONE;
         this.results = results;
         int maxBytes = (int) workload.maxSize();
-        this.input = ByteBuffer.allocateDirect(maxBytes).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
-        this.output = ByteBuffer.allocateDirect(maxBytes).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
+        this.input = Collectives.allocateTensor(maxBytes / Float.BYTES);
+        this.output = Collectives.allocateTensor(maxBytes / Float.BYTES);
     }
 
     /** Runs every size with the communicator's algorithm, reporting under {@code algorithm}. */

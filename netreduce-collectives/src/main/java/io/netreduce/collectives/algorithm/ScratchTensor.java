@@ -22,7 +22,7 @@ public final class ScratchTensor {
     public FloatBuffer take(int elements) {
         if (buffer == null || buffer.capacity() < elements) {
             int grown = Math.max(elements, buffer == null ? 0 : 2 * buffer.capacity());
-            bytes = ByteBuffer.allocateDirect(4 * grown).order(InaHeader.PAYLOAD_ORDER);
+            bytes = DirectBuffers.allocate(4 * grown).order(InaHeader.PAYLOAD_ORDER);
             buffer = bytes.asFloatBuffer();
             view = buffer.duplicate();
         }

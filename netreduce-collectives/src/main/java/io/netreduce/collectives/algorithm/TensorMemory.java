@@ -67,7 +67,7 @@ public final class TensorMemory implements AutoCloseable, MessageHooks {
                 if (region != null) {
                     region.close();
                 }
-                ByteBuffer b = ByteBuffer.allocateDirect(Math.max(bytes, 4096));
+                ByteBuffer b = DirectBuffers.allocate(Math.max(bytes, 4096));
                 region = pd.register(b, ACCESS);
                 floats = b.order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
             }

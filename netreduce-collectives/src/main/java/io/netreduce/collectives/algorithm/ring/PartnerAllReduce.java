@@ -17,6 +17,7 @@ import io.netreduce.verbs.SendRequest;
 import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WorkCompletion;
+import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -142,7 +143,7 @@ final class PartnerAllReduce implements AutoCloseable {
         this.headers = pd.register(ByteBuffer.allocateDirect(levels * (SLOTS + PER_OP) * HEADER),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.headerBytes = headers.buffer();
-        this.staging = pd.register(ByteBuffer.allocateDirect(4 * total), EnumSet.of(Access.LOCAL_WRITE));
+        this.staging = pd.register(DirectBuffers.allocate(4 * total), EnumSet.of(Access.LOCAL_WRITE));
         this.stagingElements = RingAllReduce.elementsAt(staging, 0);
         this.arrived = new long[levels];
         this.consumed = new long[levels];

@@ -20,6 +20,7 @@ import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.wire.ina.InaHeader;
+import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -166,7 +167,7 @@ public final class RingAllReduce implements AutoCloseable {
         this.headers = pd.register(ByteBuffer.allocateDirect((window + slots + aheadSlots) * HEADER),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.headerBytes = headers.buffer();
-        this.staging = pd.register(ByteBuffer.allocateDirect((slots + aheadSlots) * payloadBytes),
+        this.staging = pd.register(DirectBuffers.allocate((slots + aheadSlots) * payloadBytes),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.stagingElements = elementsAt(staging, 0);
         this.sendBase = new int[2 * size];
