@@ -223,6 +223,14 @@ public final class NativeUdp {
     /** {@link #addFloats} for int32 lanes, wrapping. */
     public static native void addInts(long dst, long src, int count);
 
+    /**
+     * {@code dst[i] = a[i] + b[i]} for {@code count} floats at native addresses, with
+     * non-temporal stores ({@code native/udp/lanes.c}): for sums written into memory that is
+     * not read again before it has left the caches, which ordinary stores would first read in.
+     * The same IEEE adds as the JVM's, operands in the same order.
+     */
+    public static native void addStreaming(long dst, long a, long b, int count);
+
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 
     private static native int localPort0(int fd);

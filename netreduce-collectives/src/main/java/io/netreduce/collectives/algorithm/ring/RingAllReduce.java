@@ -20,11 +20,14 @@ import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.wire.ina.InaHeader;
+import io.netreduce.wire.udp.NativeUdp;
 import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Classic ring all-reduce with host-side summation (or MAX/MIN) over the NetReduce ring of queue pairs
@@ -47,14 +50,16 @@ import java.util.function.Supplier;
  * message each way for that check. Reduce-scatter data lands in a registered staging ring
  * and is added to the input into the output; all-gather data lands directly in the output.
  *
- * <p>Out of place adds no pass over the tensor: the first step sends the input, and reduce-scatter
- * data lands straight in the output slice it is summed into ({@code out = received op in},
- * in place over the bytes just written, still in cache), where in place it lands in staging
- * ({@code out = staging op out}); an out-of-place sum into a fresh output would otherwise
- * pull every output line in from memory only to overwrite it (measured: 0.90x in place's
- * busbw at 64 MiB over tcp). Landing it in staging instead, now that 256 KiB messages keep
- * staging in cache, measured no different (docs/benchmarks.md: out of place 0.82-1.02x in
- * place by run). The operands and their order are the same either way, so are the bits.
+ * <p>Out of place adds no pass over the tensor: the first step sends the input, and
+ * reduce-scatter data lands straight in the output slice it is summed into ({@code out =
+ * received op in}, in place over the bytes just written, still in cache), where in place it
+ * lands in staging ({@code out = staging op out}). An out-of-place sum into a fresh output
+ * reads each output line in from memory only to overwrite it; over chunks of
+ * {@link #STREAMING_MIN_CHUNK_BYTES} or more, where the sum has left the caches before the next
+ * step sends it anyway, out-of-place sums land in staging as in place and go to the output
+ * with non-temporal stores ({@link #streamingSums}: 0.91-1.02x in place's busbw at 64 MiB over
+ * tcp, P = 2, against 0.87-0.91x; docs/benchmarks.md). The operands and their order are the
+ * same on every path, so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
  * slots of their own (at least {@link #ahead} of them, as many as the caller asks: the ring
@@ -71,6 +76,21 @@ import java.util.function.Supplier;
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
+    private static final Logger LOG = LoggerFactory.getLogger(RingAllReduce.class);
+    /** Whether {@link #streamingSums} can run: the native library's non-temporal adds are here. */
+    private static final boolean STREAMING_ADDS = NativeUdp.available();
+
+    /**
+     * The least chunk for {@link #streamingSums}: a sum is read again a whole step later (the
+     * next step's send of it waits behind the rest of this step's), so from about this size
+     * it has left the core's caches by then and non-temporal stores lose nothing.
+     */
+    static final int STREAMING_MIN_CHUNK_BYTES = 8 << 20;
+    static {
+        LOG.info("ring: out-of-place sums over chunks from {} MiB {}", STREAMING_MIN_CHUNK_BYTES >> 20,
+                STREAMING_ADDS ? "go to the output with non-temporal stores (native)"
+                        : "use ordinary stores (" + NativeUdp.unavailableReason() + ")");
+    }
     /** The work request id of look-ahead receives (others carry their index in the operation). */
     private static final long LOOKAHEAD_WR_ID = -1;
 
@@ -97,6 +117,18 @@ public final class RingAllReduce implements AutoCloseable {
     private final ReductionKernel outputKernel = ReductionKernel.create();
     /** Out of place: reduce-scatter receives land in the output, not in staging. */
     private boolean receiveInOutput;
+    /**
+     * Out of place, summing, over large chunks: reduce-scatter receives land in staging, as in
+     * place, and each sum goes into the output with non-temporal stores
+     * ({@link NativeUdp#addStreaming}). Ordinary stores into a fresh output read each of its
+     * lines from memory first: out of place then moved a sixth more bytes through memory than
+     * in place and measured 0.81-0.92x its busbw at 64 MiB over tcp (docs/benchmarks.md).
+     */
+    private boolean streamingSums;
+    /** Native addresses of staging and of the bound input's and output's element 0, for {@link #streamingSums}. */
+    private final long stagingAddress;
+    private long inputAddress;
+    private long outputAddress;
 
     private int sendSeq;
     private int recvSeq;
@@ -170,6 +202,7 @@ public final class RingAllReduce implements AutoCloseable {
         this.staging = pd.register(DirectBuffers.allocate((slots + aheadSlots) * payloadBytes),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.stagingElements = elementsAt(staging, 0);
+        this.stagingAddress = STREAMING_ADDS ? NativeUdp.address(staging.buffer()) : 0;
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
         this.early = new WorkCompletion[aheadSlots];
@@ -238,7 +271,12 @@ public final class RingAllReduce implements AutoCloseable {
         receiveInOutput = !(input == output && inOffset == outOffset);
         outputElements = receiveInOutput ? elementsAt(output, outOffset) : inputElements;
         kernel.bind(stagingElements, inputElements, outputElements);
-        if (receiveInOutput) {
+        streamingSums = receiveInOutput && combine == ReduceOp.SUM && STREAMING_ADDS
+                && 4L * n / size >= STREAMING_MIN_CHUNK_BYTES;
+        if (streamingSums) {
+            inputAddress = NativeUdp.address(input.buffer()) + inOffset;
+            outputAddress = NativeUdp.address(output.buffer()) + outOffset;
+        } else if (receiveInOutput) {
             outputKernel.bind(outputElements, inputElements, outputElements);
         }
     }
@@ -415,7 +453,7 @@ public final class RingAllReduce implements AutoCloseable {
         recv.sgl().add(headers, (window + slot) * HEADER, HEADER);
         if (bytes == 0) {
             // a header-only message
-        } else if (step < reduceSteps && !receiveInOutput) {
+        } else if (step < reduceSteps && (!receiveInOutput || streamingSums)) {
             recv.sgl().add(staging, slot * payloadBytes, bytes);
         } else {
             recv.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
@@ -448,7 +486,10 @@ public final class RingAllReduce implements AutoCloseable {
         }
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
-        if (step < reduceSteps && receiveInOutput && !lookedAhead) {
+        if (step < reduceSteps && streamingSums && !lookedAhead) {
+            // received + local, as the summation order documents
+            NativeUdp.addStreaming(outputAddress + 4L * at, stagingAddress + 4L * from, inputAddress + 4L * at, count);
+        } else if (step < reduceSteps && receiveInOutput && !lookedAhead) {
             outputKernel.apply(combine, at, at, at, count); // received (in the output) op local
         } else if (step < reduceSteps) {
             kernel.apply(combine, from, at, at, count); // received op local, as the summation order documents
