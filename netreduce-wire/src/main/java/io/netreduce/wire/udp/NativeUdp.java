@@ -227,7 +227,7 @@ public final class NativeUdp {
      * {@code dst[i] = a[i] + b[i]} for {@code count} floats at native addresses, with
      * non-temporal stores ({@code native/udp/lanes.c}): for sums written into memory that is
      * not read again before it has left the caches, which ordinary stores would first read in.
-     * The same IEEE adds as the JVM's, operands in the same order.
+     * The same IEEE adds as the JVM's (a sum of two NaNs may carry either payload).
      */
     public static native void addStreaming(long dst, long a, long b, int count);
 

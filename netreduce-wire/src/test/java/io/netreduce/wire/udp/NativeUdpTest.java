@@ -287,6 +287,52 @@ class NativeUdpTest {
     }
 
     @Test
+    void streamingAddsAreTheJvmsAddsBitForBitAtEveryLengthAndAlignment() {
+        // Bit for bit, except which payload a sum of two NaNs carries: IEEE 754 leaves it open,
+        // and compilers (the JIT and gcc alike) may swap the operands of an addition.
+        long seed = System.nanoTime();
+        System.out.println("NativeUdpTest addStreaming seed " + seed);
+        Random rnd = new Random(seed);
+        int n = 4096;
+        ByteBuffer a = ByteBuffer.allocateDirect(4 * n + 64).order(ByteOrder.nativeOrder());
+        ByteBuffer b = ByteBuffer.allocateDirect(4 * n + 64).order(ByteOrder.nativeOrder());
+        ByteBuffer d = ByteBuffer.allocateDirect(4 * n + 64).order(ByteOrder.nativeOrder());
+        // random bit patterns: NaNs with payloads, infinities, subnormals and signed zeros among them
+        float[] special = {Float.NaN, Float.intBitsToFloat(0x7fc01234), Float.intBitsToFloat(0xffa00001),
+                Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MIN_VALUE, -Float.MIN_VALUE, 0f, -0f,
+                Float.MAX_VALUE};
+        for (int i = 0; i < n + 16; i++) {
+            a.putFloat(4 * i, rnd.nextInt(8) == 0 ? special[rnd.nextInt(special.length)] : Float.intBitsToFloat(rnd.nextInt()));
+            b.putFloat(4 * i, rnd.nextInt(8) == 0 ? special[rnd.nextInt(special.length)] : Float.intBitsToFloat(rnd.nextInt()));
+        }
+        for (int trial = 0; trial < 400; trial++) {
+            // every count up to 100 (the unaligned head, the 16-float loop, the tail), then random ones
+            int count = trial < 100 ? trial : rnd.nextInt(n - 16);
+            int ia = rnd.nextInt(16), ib = rnd.nextInt(16), id = rnd.nextInt(16);
+            d.clear();
+            for (int i = 0; i < n + 16; i++) {
+                d.putFloat(4 * i, 12345f);
+            }
+            NativeUdp.addStreaming(NativeUdp.address(d) + 4L * id, NativeUdp.address(a) + 4L * ia,
+                    NativeUdp.address(b) + 4L * ib, count);
+            for (int i = 0; i < n + 16; i++) {
+                int k = i - id;
+                boolean summed = k >= 0 && k < count;
+                float x = summed ? a.getFloat(4 * (ia + k)) : 0f;
+                float y = summed ? b.getFloat(4 * (ib + k)) : 0f;
+                float got = d.getFloat(4 * i);
+                String where = "element " + i + ", count " + count + ", offsets " + ia + "/" + ib + "/" + id
+                        + " (seed " + seed + ")";
+                if (summed && Float.isNaN(x) && Float.isNaN(y)) {
+                    assertTrue(Float.isNaN(got), where);
+                } else {
+                    assertEquals(Float.floatToRawIntBits(summed ? x + y : 12345f), Float.floatToRawIntBits(got), where);
+                }
+            }
+        }
+    }
+
+    @Test
     void crc32EqualsTheJdksOverEveryLengthAlignmentAndSplit() {
         long seed = System.nanoTime();
         int widest = NativeUdp.crc32Folds();
