@@ -36,8 +36,8 @@ JNIEXPORT void JNICALL Java_io_netreduce_wire_udp_NativeUdp_addInts(JNIEnv *env,
  * ring's out-of-place reduce-scatter over a large tensor), so that the destination's lines
  * are not first read from memory only to be overwritten (the read-for-ownership of ordinary
  * stores). The same IEEE single-precision add as the JVM's (a sum of two NaNs may carry either
- * payload, as IEEE 754 allows and as the JIT's adds may too). 16-byte SSE stores (every x86-64) fill whole lines in the write-combining buffers;
- * elsewhere plain stores.
+ * payload, as IEEE 754 allows and as the JIT's adds may too). 16-byte SSE stores (every
+ * x86-64) fill whole lines in the write-combining buffers; elsewhere plain stores.
  */
 #if defined(__x86_64__)
 #include <xmmintrin.h>
