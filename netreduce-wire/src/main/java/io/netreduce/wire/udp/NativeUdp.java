@@ -220,6 +220,12 @@ public final class NativeUdp {
      */
     public static native void addFloats(long dst, long src, int count);
 
+    /**
+     * {@code dst[i] = a[i] + b[i]} for {@code count} float32 lanes at native addresses (any
+     * alignment; {@code dst} may be {@code a} or {@code b}), in the machine's byte order.
+     */
+    public static native void addFloats3(long dst, long a, long b, int count);
+
     /** {@link #addFloats} for int32 lanes, wrapping. */
     public static native void addInts(long dst, long src, int count);
 

@@ -4,6 +4,7 @@ import io.netreduce.wire.ina.InaHeader;
 
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.MessagePlan;
+import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -19,10 +20,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The ring's sum as a rank at P = 2 does it per all-reduce of 64 MiB: 32 MiB of received
- * 1 MiB messages, cycling through a 16-slot staging ring, added into a 32 MiB tensor in
- * place. One operation is that whole chunk; the array kernel is the baseline of the same
- * run.
+ * The ring's sum as a rank at P = 2 does it per all-reduce: a chunk of received 256 KiB
+ * messages, cycling through an 8-slot staging ring, added into the tensor in place, in
+ * cache-line aligned buffers. One operation is that whole chunk: 1 MiB (a 2 MiB all-reduce,
+ * in cache) or 32 MiB (64 MiB, from memory). The array kernel is the baseline of the same run.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -31,12 +32,14 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--add-modules=jdk.incubator.vector")
 public class ReductionKernelBenchmark {
-    private static final int MESSAGE_FLOATS = (1 << 20) / 4;
-    private static final int SLOTS = 16;
-    private static final int CHUNK_FLOATS = 8 << 20;
+    private static final int MESSAGE_FLOATS = (256 << 10) / 4;
+    private static final int SLOTS = 8;
 
-    @Param({"array", "vector"})
+    @Param({"array", "vector", "native"})
     public String kernel;
+
+    @Param({"1048576", "33554432"})
+    public int chunkBytes;
 
     @Param({"SUM"})
     public ReduceOp op;
@@ -45,18 +48,22 @@ public class ReductionKernelBenchmark {
 
     @Setup
     public void setUp() {
-        ByteBuffer staging = ByteBuffer.allocateDirect(4 * SLOTS * MESSAGE_FLOATS).order(InaHeader.PAYLOAD_ORDER);
-        ByteBuffer tensor = ByteBuffer.allocateDirect(4 * CHUNK_FLOATS).order(InaHeader.PAYLOAD_ORDER);
+        ByteBuffer staging = DirectBuffers.allocate(4 * SLOTS * MESSAGE_FLOATS).order(InaHeader.PAYLOAD_ORDER);
+        ByteBuffer tensor = DirectBuffers.allocate(chunkBytes).order(InaHeader.PAYLOAD_ORDER);
         for (int i = 0; i < SLOTS * MESSAGE_FLOATS; i++) {
             staging.putFloat(4 * i, i % 7);
         }
-        reduction = "vector".equals(kernel) ? new VectorReductionKernel() : new ArrayReductionKernel();
+        reduction = switch (kernel) {
+            case "vector" -> new VectorReductionKernel();
+            case "native" -> new NativeReductionKernel(new VectorReductionKernel());
+            default -> new ArrayReductionKernel();
+        };
         reduction.bind(staging, tensor, tensor);
     }
 
     @Benchmark
     public void sumChunk() {
-        for (int k = 0; k < CHUNK_FLOATS / MESSAGE_FLOATS; k++) {
+        for (int k = 0; k < chunkBytes / 4 / MESSAGE_FLOATS; k++) {
             reduction.apply(op, (k % SLOTS) * MESSAGE_FLOATS, k * MESSAGE_FLOATS, k * MESSAGE_FLOATS, MESSAGE_FLOATS);
         }
     }

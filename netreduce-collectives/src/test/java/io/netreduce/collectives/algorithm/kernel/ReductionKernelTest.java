@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netreduce.collectives.RankJvmOptions;
 import io.netreduce.collectives.ReduceOp;
+import io.netreduce.wire.udp.NativeUdp;
 import io.netreduce.collectives.algorithm.MessagePlan;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
@@ -38,7 +39,8 @@ class ReductionKernelTest {
 
     static Stream<Arguments> kernels() {
         return Stream.of(Arguments.of("array", (Supplier<ReductionKernel>) ArrayReductionKernel::new),
-                Arguments.of("vector", (Supplier<ReductionKernel>) VectorReductionKernel::new));
+                Arguments.of("vector", (Supplier<ReductionKernel>) VectorReductionKernel::new),
+                Arguments.of("native", (Supplier<ReductionKernel>) () -> new NativeReductionKernel(new VectorReductionKernel())));
     }
 
     @Test
@@ -51,10 +53,18 @@ class ReductionKernelTest {
     }
 
     @Test
-    void theVectorKernelIsChosenWhereTheModuleIsPresent() {
+    void theVectorKernelIsChosenWhereTheModuleIsPresentAndTheNativeOneWhereTheLibraryIs() {
         assertTrue(ReductionKernel.vectorAvailable(), "the test JVM is started with --add-modules "
                 + ReductionKernel.VECTOR_MODULE);
-        assertEquals(VectorReductionKernel.class, ReductionKernel.create().getClass());
+        assertEquals(NativeUdp.available() ? NativeReductionKernel.class : VectorReductionKernel.class,
+                ReductionKernel.create().getClass());
+        if ("true".equals(System.getenv("CI"))) {
+            assertTrue(ReductionKernel.nativeAvailable(), "CI builds the native library: " + NativeUdp.describe());
+        }
+        assertTrue(ReductionKernel.nativeUsable(null, true, true));
+        assertFalse(ReductionKernel.nativeUsable("false", true, true));
+        assertFalse(ReductionKernel.nativeUsable(null, false, true));
+        assertFalse(ReductionKernel.nativeUsable(null, true, false));
     }
 
     /**
