@@ -44,10 +44,10 @@ public abstract class ReductionKernel {
      * initialised first, so it must not run inside this class's own initialiser.
      */
     private static final class Choice {
-        static final boolean VECTOR = vectorUsable(System.getProperty(VECTOR_PROPERTY),
-                ModuleLayer.boot().findModule(VECTOR_MODULE).isPresent(), c2Problem());
         static final boolean NATIVE = nativeUsable(System.getProperty(NATIVE_PROPERTY), NativeUdp.available(),
                 ByteOrder.nativeOrder() == InaHeader.PAYLOAD_ORDER);
+        static final boolean VECTOR = vectorUsable(System.getProperty(VECTOR_PROPERTY),
+                ModuleLayer.boot().findModule(VECTOR_MODULE).isPresent(), c2Problem());
     }
 
     /** The fastest kernel this JVM can run. */
@@ -127,9 +127,14 @@ public abstract class ReductionKernel {
             return false;
         }
         if (!modulePresent) {
-            // INFO, once per process: the ring's sum runs at half speed, and one JVM option fixes it.
-            LOG.info("ring sums through heap arrays: start the JVM with --add-modules {} for the Vector API sum "
-                    + "(about twice as fast)", VECTOR_MODULE);
+            // INFO, once per process, where the ring's sum runs at half speed and one JVM option fixes it.
+            if (Choice.NATIVE) {
+                LOG.debug("MAX and MIN through heap arrays (sums are native): --add-modules {} would vectorise them",
+                        VECTOR_MODULE);
+            } else {
+                LOG.info("ring sums through heap arrays: start the JVM with --add-modules {} for the Vector API sum "
+                        + "(about twice as fast)", VECTOR_MODULE);
+            }
             return false;
         }
         if (c2Problem != null) {
