@@ -14,8 +14,9 @@ import java.util.Locale;
  * Batched UDP I/O in native code ({@code native/udp/netreduce_udp.c}, built by Maven with the
  * machine's gcc and carried in the jar): {@code recvmmsg} with UDP GRO and {@code sendmmsg}
  * with UDP GSO straight between the socket and direct buffers, with no object per datagram;
- * the CRC-32 of ICRCs over direct memory ({@link #crc32}, {@code native/udp/crc32.c}), and the
- * switch's lane adds ({@link #addFloats}, {@code native/udp/lanes.c}).
+ * the CRC-32 of ICRCs over direct memory ({@link #crc32}, {@code native/udp/crc32.c}), and
+ * float adds ({@code native/udp/lanes.c}): the switch's lanes ({@link #addFloats}) and the
+ * hosts' sums ({@link #addFloats3}, and {@link #addStreaming} with non-temporal stores).
  * Where the library is not in the jar (built without gcc), does not load (not Linux x86-64
  * or aarch64) or is turned off ({@value #ENABLED_PROPERTY}{@code =false}), {@link #available()}
  * is false, {@link #unavailableReason()} says why, and callers keep their pure-Java (Netty)
