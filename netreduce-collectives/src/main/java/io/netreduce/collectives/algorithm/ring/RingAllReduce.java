@@ -20,14 +20,11 @@ import io.netreduce.verbs.VerbsException;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WorkCompletion;
 import io.netreduce.wire.ina.InaHeader;
-import io.netreduce.wire.udp.NativeUdp;
 import io.netreduce.collectives.algorithm.DirectBuffers;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Classic ring all-reduce with host-side summation (or MAX/MIN) over the NetReduce ring of queue pairs
@@ -76,21 +73,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
-    private static final Logger LOG = LoggerFactory.getLogger(RingAllReduce.class);
-    /** Whether {@link #streamingSums} can run: the native library's non-temporal adds are here. */
-    private static final boolean STREAMING_ADDS = NativeUdp.available();
-
     /**
      * The least chunk for {@link #streamingSums}: a sum is read again a whole step later (the
      * next step's send of it waits behind the rest of this step's), so from about this size
      * it has left the core's caches by then and non-temporal stores lose nothing.
      */
     static final int STREAMING_MIN_CHUNK_BYTES = 8 << 20;
-    static {
-        LOG.info("ring: out-of-place sums over chunks from {} MiB {}", STREAMING_MIN_CHUNK_BYTES >> 20,
-                STREAMING_ADDS ? "go to the output with non-temporal stores (native)"
-                        : "use ordinary stores (" + NativeUdp.unavailableReason() + ")");
-    }
     /** The work request id of look-ahead receives (others carry their index in the operation). */
     private static final long LOOKAHEAD_WR_ID = -1;
 
@@ -119,16 +107,14 @@ public final class RingAllReduce implements AutoCloseable {
     private boolean receiveInOutput;
     /**
      * Out of place, summing, over large chunks: reduce-scatter receives land in staging, as in
-     * place, and each sum goes into the output with non-temporal stores
-     * ({@link NativeUdp#addStreaming}). Ordinary stores into a fresh output read each of its
-     * lines from memory first: out of place then moved a sixth more bytes through memory than
-     * in place and measured 0.81-0.92x its busbw at 64 MiB over tcp (docs/benchmarks.md).
+     * place, and each sum goes into the output with non-temporal stores ({@link #streamingKernel}).
+     * Ordinary stores into a fresh output read each of its lines from memory first: out of
+     * place then moved a sixth more bytes through memory than in place and measured 0.81-0.92x
+     * its busbw at 64 MiB over tcp (docs/benchmarks.md).
      */
     private boolean streamingSums;
-    /** Native addresses of staging and of the bound input's and output's element 0, for {@link #streamingSums}. */
-    private final long stagingAddress;
-    private long inputAddress;
-    private long outputAddress;
+    /** Sums into the output with non-temporal stores; null where the native library is not in use. */
+    private final ReductionKernel streamingKernel = ReductionKernel.createStreaming();
 
     private int sendSeq;
     private int recvSeq;
@@ -202,7 +188,6 @@ public final class RingAllReduce implements AutoCloseable {
         this.staging = pd.register(DirectBuffers.allocate((slots + aheadSlots) * payloadBytes),
                 EnumSet.of(Access.LOCAL_WRITE));
         this.stagingElements = elementsAt(staging, 0);
-        this.stagingAddress = STREAMING_ADDS ? NativeUdp.address(staging.buffer()) : 0;
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
         this.early = new WorkCompletion[aheadSlots];
@@ -271,11 +256,10 @@ public final class RingAllReduce implements AutoCloseable {
         receiveInOutput = !(input == output && inOffset == outOffset);
         outputElements = receiveInOutput ? elementsAt(output, outOffset) : inputElements;
         kernel.bind(stagingElements, inputElements, outputElements);
-        streamingSums = receiveInOutput && combine == ReduceOp.SUM && STREAMING_ADDS
+        streamingSums = receiveInOutput && combine == ReduceOp.SUM && streamingKernel != null
                 && 4L * n / size >= STREAMING_MIN_CHUNK_BYTES;
         if (streamingSums) {
-            inputAddress = NativeUdp.address(input.buffer()) + inOffset;
-            outputAddress = NativeUdp.address(output.buffer()) + outOffset;
+            streamingKernel.bind(stagingElements, inputElements, outputElements);
         } else if (receiveInOutput) {
             outputKernel.bind(outputElements, inputElements, outputElements);
         }
@@ -487,8 +471,7 @@ public final class RingAllReduce implements AutoCloseable {
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
         if (step < reduceSteps && streamingSums && !lookedAhead) {
-            // received + local, as the summation order documents
-            NativeUdp.addStreaming(outputAddress + 4L * at, stagingAddress + 4L * from, inputAddress + 4L * at, count);
+            streamingKernel.apply(combine, from, at, at, count); // received op local, into the output
         } else if (step < reduceSteps && receiveInOutput && !lookedAhead) {
             outputKernel.apply(combine, at, at, at, count); // received (in the output) op local
         } else if (step < reduceSteps) {
