@@ -29,6 +29,11 @@ default, which bench scales by local ranks per core): with bench's own 3 s, the 
 and 64 KiB at P = 2 read 70-250 us from run to run with the CPU per GB rising alongside,
 against 49-61 us after 10 s.
 
+Before each program the harness waits --settle seconds (3 by default): for a moment after a
+process frees much memory, copies into socket buffers run slow on a VM that gives free pages
+back to its host (docs/benchmarks.md, "Why runs vary": the C floor's 64 MiB exchange 36-41 ms
+right after another process touched and freed 4 GiB, 14-15 ms three seconds later).
+
   bench/compare.py                                    5 rounds, 64 MiB, P = 2 and 4
   bench/compare.py --bytes 4K,8K,16K,32K,64K --ranks 2 --configs ring/tcp,netreduce/soft
   bench/compare.py --rounds 3 --bytes 16M --ranks 4 --configs ring/tcp
@@ -48,6 +53,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -180,6 +186,8 @@ def main():
                     help="netreduce bench -T: least seconds timed per size (default 1)")
     ap.add_argument("--warmup-seconds", type=float, default=10.0,
                     help="netreduce bench -W: least seconds of warm-up over every size first (default 10)")
+    ap.add_argument("--settle", type=float, default=3.0,
+                    help="seconds to wait before each program, for the memory the last one freed to settle")
     ap.add_argument("--json", help="also write every round's figures here")
     ap.add_argument("--table", metavar="JSON", help="only print the table of rounds an earlier --json kept")
     ap.add_argument("--one-host", action="store_true",
@@ -203,15 +211,19 @@ def main():
             got = {s: {} for s in sizes}
             for s in sizes:
                 timed, warm = peer_counts(s, a.iters)
+                time.sleep(a.settle)
                 got[s]["Open MPI"] = open_mpi(p, s, timed, warm, SHM_MPI_FLAGS if a.one_host else MPI_FLAGS)
                 if a.one_host:
                     continue
+                time.sleep(a.settle)
                 got[s]["Gloo"] = gloo(p, s, timed, warm)
                 if p == 2:
+                    time.sleep(a.settle)
                     got[s][FLOOR] = tcp_floor(s, timed)
             for c in configs:
                 algorithm, transport = c.split("/")
                 extra = ("--hosts", "1") if a.one_host else ()
+                time.sleep(a.settle)
                 for s, placements in netreduce(p, sizes, a.iters, a.warmup, a.seconds_per_size, a.warmup_seconds,
                                                   algorithm, transport, extra).items():
                     for placement, r in placements.items():

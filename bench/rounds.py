@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -53,12 +54,16 @@ def run(spec):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--settle", type=float, default=3.0,
+                    help="seconds to wait before each run, for the memory the last one freed to settle "
+                         "(as bench/compare.py does)")
     ap.add_argument("variants", nargs="+", help="NAME=[KEY=VALUE ...] BENCH ARGS")
     a = ap.parse_args()
     rounds = []
     for rnd in range(a.rounds):
         got = {}
         for spec in a.variants:
+            time.sleep(a.settle)
             name, rows = run(spec)
             got[name] = rows
             print(f"round {rnd + 1}/{a.rounds} {name}: " + ", ".join(f"{s} B {v['time_us']:.0f} us"
