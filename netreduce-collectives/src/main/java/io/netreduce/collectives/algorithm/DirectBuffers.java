@@ -64,7 +64,8 @@ public final class DirectBuffers {
      * 64-byte vector load or store of a reduction straddles two cache lines, and so do the
      * kernel's socket copies in and out of the buffer (measured on a Zen 4: a 1 MiB sum out of
      * a staging slot into a tensor at 16.7 GB/s against 22.6 aligned; a C exchange of 2 MiB
-     * over loopback TCP 4-5 % slower from and into such buffers; docs/benchmarks.md).
+     * over loopback TCP 4-5 % slower from and into such buffers; the ring over tcp 1.03-1.04x
+     * the busbw at 2-4 MiB with aligned tensors, docs/benchmarks.md).
      */
     public static ByteBuffer allocate(int bytes) {
         if (bytes < 0) {

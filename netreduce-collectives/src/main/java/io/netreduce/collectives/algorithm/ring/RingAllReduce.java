@@ -52,11 +52,11 @@ import java.util.function.Supplier;
  * received op in}, in place over the bytes just written, still in cache), where in place it
  * lands in staging ({@code out = staging op out}). An out-of-place sum into a fresh output
  * reads each output line in from memory only to overwrite it; over chunks of
- * {@link #STREAMING_MIN_CHUNK_BYTES} or more, where the sum has left the caches before the next
- * step sends it anyway, out-of-place sums land in staging as in place and go to the output
- * with non-temporal stores ({@link #streamingSums}: 0.91-1.02x in place's busbw at 64 MiB over
- * tcp, P = 2, against 0.87-0.91x; docs/benchmarks.md). The operands and their order are the
- * same on every path, so are the bits.
+ * {@link #STREAMING_MIN_CHUNK_BYTES} or more, whose output is not in the caches, out-of-place
+ * sums land in staging as in place and go to the output with non-temporal stores
+ * ({@link #streamingSums}: 0.91-1.02x in place's busbw at 64 MiB over tcp, P = 2, against
+ * 0.87-0.94x; docs/benchmarks.md). The operands and their order are the same on every path,
+ * so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
  * slots of their own (at least {@link #ahead} of them, as many as the caller asks: the ring
@@ -74,9 +74,11 @@ import java.util.function.Supplier;
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
     /**
-     * The least chunk for {@link #streamingSums}: a sum is read again a whole step later (the
-     * next step's send of it waits behind the rest of this step's), so from about this size
-     * it has left the core's caches by then and non-temporal stores lose nothing.
+     * The least chunk for {@link #streamingSums}: from about this size a fresh output is not in
+     * the caches, so ordinary stores would first read each of its lines in from memory, which
+     * non-temporal stores skip; the sum's own send, queued behind at most a window of messages,
+     * then reads it once. Measured at 64 MiB over tcp, P = 2: out of place 1.02x in place's
+     * busbw against 0.94x with ordinary stores (docs/benchmarks.md).
      */
     static final int STREAMING_MIN_CHUNK_BYTES = 8 << 20;
     /** The work request id of look-ahead receives (others carry their index in the operation). */
