@@ -1,5 +1,6 @@
 package io.netreduce.cli;
 
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -22,6 +23,7 @@ import picocli.CommandLine.Spec;
         footer = {
             "  netreduce bench --local 4 -b 4K -e 64M -f 2",
             "  netreduce bench --local 2 --algorithm ring -n 50 -w 10 --json",
+            "  netreduce bench --local 4 --algorithm netreduce,ring -b 64M -e 64M   (both in the same run)",
             "  netreduce bench --local 4 --switch 127.0.0.100:4791,127.0.0.1:7100  (a running switch)",
             "  NETREDUCE_RANK=0 NETREDUCE_WORLD_SIZE=2 NETREDUCE_MASTER_ADDR=127.0.0.1 \\",
             "    NETREDUCE_MASTER_PORT=29500 netreduce bench                         (one rank of two)"
@@ -67,9 +69,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Check results against a reference (the #wrong columns). Default ${DEFAULT-VALUE}.")
     int check;
 
-    @Option(names = "--algorithm", paramLabel = "NAME", defaultValue = "netreduce",
-            description = "netreduce (through a switch) or ring. Default ${DEFAULT-VALUE}.")
-    String algorithm;
+    @Option(names = "--algorithm", paramLabel = "NAME[,NAME...]", split = ",", defaultValue = "netreduce",
+            description = "netreduce (through a switch) or ring. Several (with --local) are timed in the same rank "
+                    + "processes, their calls in alternating blocks, and compared at the end. Default ${DEFAULT-VALUE}.")
+    List<String> algorithms;
 
     @Option(names = "--transport", paramLabel = "NAME", defaultValue = "soft",
             description = "Verbs provider. Default ${DEFAULT-VALUE}.")

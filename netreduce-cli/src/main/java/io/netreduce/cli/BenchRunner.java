@@ -57,20 +57,28 @@ final class BenchRunner {
         if (o.local < 1) {
             throw new CliException("--local must be at least 1", ExitCode.USAGE, null);
         }
-        Progress progress = new Progress(System.err, "bench", workload.rowsPerAlgorithm());
+        Progress progress = new Progress(System.err, "bench", workload.rowsPerAlgorithm() * o.algorithms.size());
         Results results = new Results(o.local, progress);
         List<String> args = new ArrayList<>(List.of(
-                "--algorithms", o.algorithm,
+                "--algorithms", String.join(",", o.algorithms),
                 "--sizes", String.join(",", workload.sizes().stream().map(String::valueOf).toList()),
                 "--iters", String.valueOf(o.iterations), "--warmup", String.valueOf(o.warmup),
                 "--warmup-seconds", String.valueOf(warmupSeconds()),
                 "--seconds-per-size", String.valueOf(o.secondsPerSize),
                 "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
+        if (o.algorithms.size() > 1) {
+            // Each algorithm's group is open at once: each needs a rendezvous of its own.
+            List<String> ports = new ArrayList<>();
+            for (int i = 0; i < o.algorithms.size(); i++) {
+                ports.add(String.valueOf(LocalCluster.freeLoopbackPort()));
+            }
+            args.addAll(List.of("--rendezvous-ports", String.join(",", ports)));
+        }
         if (CliLogging.verbose()) {
             args.add("--verbose");
         }
-        boolean needSwitch = o.algorithm.equals("netreduce");
+        boolean needSwitch = o.algorithms.contains("netreduce");
         LoopbackSubnet subnet = LoopbackSubnet.pick();
         // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
         boolean switchGiven = o.switchAddress != null || System.getenv(EnvironmentVariables.SWITCH) != null;
@@ -84,7 +92,7 @@ final class BenchRunner {
                     args.addAll(List.of("--switch-control", controlUrl(parts[1])));
                 }
             }
-            progress.note("starting " + o.local + " rank processes (" + o.algorithm + ", " + o.transport
+            progress.note("starting " + o.local + " rank processes (" + String.join(" and ", o.algorithms) + ", " + o.transport
                     + o.hosts.describe() + ")");
             LocalCluster.run(o.local, subnet, args, o.hosts.environment(o.local), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
@@ -93,20 +101,25 @@ final class BenchRunner {
 
     /** One rank of a group formed through the launcher's environment. */
     private List<Row> runJoined(Workload workload) {
+        if (o.algorithms.size() > 1) {
+            throw new CliException("several algorithms in one run need --local (joined through a launcher, a rank "
+                    + "has one rendezvous address): run one bench per algorithm", ExitCode.USAGE, null);
+        }
+        String algorithm = o.algorithms.get(0);
         CommunicatorConfig.Builder b = WorkerCommand.WorkerSetup.config(o.transport, o.mtu,
                 o.switchAddress == null ? null : o.switchAddress.split(",")[0],
                 o.switchAddress == null || !o.switchAddress.contains(",") ? null
                         : controlUrl(o.switchAddress.split(",")[1]),
-                60).toBuilder().algorithm(o.algorithm);
+                60).toBuilder().algorithm(algorithm);
         MeteredVerbsProvider.configure(o.transport, FaultPlan.NONE);
         List<Row> rows = new ArrayList<>();
         CommunicatorConfig config = b.build();
         try (Communicator comm = Collectives.open(config)) {
-            WorkerCommand.WorkerSetup.refuseFallback(comm, o.algorithm);
+            WorkerCommand.WorkerSetup.refuseFallback(comm, algorithm);
             joinedSize = comm.size();
             FloatBuffer stats = FloatBuffer.allocate(STATS + 2 * Counter.values().length);
-            new WorkerLoop(comm, workload, SwitchCpu.of(config), r -> rows.add(combine(comm, stats, r)))
-                    .run(o.algorithm);
+            new WorkerLoop(algorithm, comm, SwitchCpu.of(config), workload, r -> rows.add(combine(comm, stats, r)))
+                    .run();
             return comm.rank() == 0 ? rows : null;
         }
     }
@@ -166,35 +179,53 @@ final class BenchRunner {
     }
 
     private int print(List<Row> rows, int ranks) {
-        List<Row> oop = rows.stream().filter(r -> !r.inPlace()).toList();
-        List<Row> ip = rows.stream().filter(Row::inPlace).toList();
         long wrong = rows.stream().mapToLong(Row::wrong).sum();
         double avgBusbw = Tables.averageBusBandwidth(rows);
         PrintWriter out = o.spec.commandLine().getOut();
+        String algorithms = String.join(",", o.algorithms);
         if (o.json) {
             List<BenchRow> paired = new ArrayList<>();
-            for (int i = 0; i < oop.size(); i++) {
-                Row x = oop.get(i);
-                paired.add(new BenchRow(x.size(), x.count(), x.type(), x.redop(), x, i < ip.size() ? ip.get(i) : null));
+            for (String a : o.algorithms) {
+                List<Row> oop = placement(rows, a, false);
+                List<Row> ip = placement(rows, a, true);
+                for (int i = 0; i < oop.size(); i++) {
+                    Row x = oop.get(i);
+                    paired.add(new BenchRow(x.size(), x.count(), x.type(), x.redop(), x, i < ip.size() ? ip.get(i) : null));
+                }
             }
-            out.println(Json.write(new BenchReport("bench", ranks, o.algorithm, o.transport, o.mtu,
+            out.println(Json.write(new BenchReport("bench", ranks, algorithms, o.transport, o.mtu,
                     Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup,
                     o.secondsPerSize, warmupSeconds(), o.check, BUSBW_CONVENTION, paired, wrong, avgBusbw)));
         } else {
             out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks%s, algorithm %s, transport %s, MTU %d%n",
-                    String.valueOf(ranks), o.hosts.describe(), o.algorithm, o.transport, o.mtu);
+                    String.valueOf(ranks), o.hosts.describe(), algorithms, o.transport, o.mtu);
             out.printf(Locale.ROOT, "# minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: %d"
                     + " seconds per size: %s, JIT warm-up seconds: %s%n", Sizes.parse(o.minBytes),
                     Sizes.parse(o.maxBytes), o.stepFactor, o.warmup, o.iterations, o.check,
                     String.valueOf(o.secondsPerSize), String.valueOf(warmupSeconds()));
             out.println("# busbw = " + BUSBW_CONVENTION);
+            if (o.algorithms.size() > 1) {
+                out.println("# the algorithms' timed calls alternate in blocks in the same rank processes");
+            }
             out.println("#");
-            out.print(Tables.bench(oop, ip));
+            for (String a : o.algorithms) {
+                if (o.algorithms.size() > 1) {
+                    out.println("# " + a);
+                }
+                out.print(Tables.bench(placement(rows, a, false), placement(rows, a, true)));
+            }
+            for (String a : o.algorithms.subList(1, o.algorithms.size())) {
+                out.print(Tables.against(o.algorithms.get(0), a, rows));
+            }
             out.printf(Locale.ROOT, "# Out of bounds values : %d %s%n", wrong, wrong == 0 ? "OK" : "WRONG");
             out.printf(Locale.ROOT, "# Avg bus bandwidth    : %.4f %n", avgBusbw);
         }
         out.flush();
         return wrong == 0 ? ExitCode.OK : ExitCode.WRONG_RESULTS;
+    }
+
+    private static List<Row> placement(List<Row> rows, String algorithm, boolean inPlace) {
+        return rows.stream().filter(r -> r.algorithm().equals(algorithm) && r.inPlace() == inPlace).toList();
     }
 
     /** The JIT warm-up the ranks ran: scaled for local ranks that outnumber the cores. */
@@ -207,14 +238,18 @@ final class BenchRunner {
     }
 
     private Workload workload() {
-        RunChecks.check(List.of(o.algorithm), o.transport, 0);
+        if (o.algorithms.stream().distinct().count() < o.algorithms.size()) {
+            throw new CliException("--algorithm names " + String.join(",", o.algorithms) + ": each at most once",
+                    ExitCode.USAGE, null);
+        }
+        RunChecks.check(o.algorithms, o.transport, 0);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
             List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);
             if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0)) {
                 throw new IllegalArgumentException("--warmup-seconds and --seconds-per-size must not be negative");
             }
-            return new Workload(List.of(o.algorithm), sizes, o.iterations, o.warmup, o.secondsPerSize,
+            return new Workload(o.algorithms, sizes, o.iterations, o.warmup, o.secondsPerSize,
                     o.warmupSeconds, o.check != 0, true, true);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);

@@ -14,6 +14,7 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -23,8 +24,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * One rank of {@code demo} or {@code bench --local}, started by them with the rendezvous
- * environment set. Joins the group once per algorithm, runs {@link WorkerLoop}, and prints
- * one {@code RESULT {json}} line per row on stdout for the parent to combine.
+ * environment set. Joins one group per algorithm, all open at once, runs {@link WorkerLoop}
+ * over them, and prints one {@code RESULT {json}} line per row on stdout for the parent to
+ * combine.
  */
 @Command(name = "worker", hidden = true, description = "Internal: one rank of demo or bench --local.")
 public final class WorkerCommand implements Callable<Integer> {
@@ -101,20 +103,52 @@ public final class WorkerCommand implements Callable<Integer> {
         // rank that stalls that long between collectives can exhaust its peers' RC retries
         // (in a netreduce ring a sender's ACK waits for the slowest rank's packet).
         Json.line(new RankResult(0, "warm-up", 4, 1, true, 1, 1, 0, 0, 0, 0, 0));
-        for (int i = 0; i < algorithms.size(); i++) {
-            String algorithm = algorithms.get(i);
-            CommunicatorConfig.Builder b = base.toBuilder().algorithm(algorithm);
-            if (rendezvousPorts != null && i < rendezvousPorts.size()) {
-                b.masterPort(rendezvousPorts.get(i));
-            }
-            CommunicatorConfig config = b.build();
-            try (Communicator comm = Collectives.open(config)) {
+        // Every algorithm's group is open at once, and WorkerLoop times their calls in the same
+        // alternating blocks: the comparison is then between algorithms, not between spells of
+        // a shared machine's speed.
+        List<Communicator> open = new ArrayList<>();
+        RuntimeException failure = null;
+        try {
+            List<WorkerLoop.Member> members = new ArrayList<>();
+            for (int i = 0; i < algorithms.size(); i++) {
+                String algorithm = algorithms.get(i);
+                CommunicatorConfig.Builder b = base.toBuilder().algorithm(algorithm);
+                if (rendezvousPorts != null && i < rendezvousPorts.size()) {
+                    b.masterPort(rendezvousPorts.get(i));
+                }
+                if (algorithms.size() > 1 && !algorithm.equals(CommunicatorConfig.NETREDUCE)) {
+                    // Open at once, each group has a device of its own on this rank's address:
+                    // netreduce's keeps the RoCE port its switch sends to, the others take any.
+                    b.devicePort(0);
+                }
+                CommunicatorConfig config = b.build();
+                Communicator comm = Collectives.open(config);
+                open.add(comm);
                 WorkerSetup.refuseFallback(comm, algorithm);
-                new WorkerLoop(comm, workload, SwitchCpu.of(config), r -> {
-                    out.println(RankResult.PREFIX + Json.line(r));
-                    out.flush();
-                }).run(algorithm);
+                members.add(new WorkerLoop.Member(algorithm, comm, SwitchCpu.of(config)));
             }
+            new WorkerLoop(members, workload, r -> {
+                out.println(RankResult.PREFIX + Json.line(r));
+                out.flush();
+            }).run();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        // The last opened first, as try-with-resources would; a failure closing one neither
+        // leaves the others open nor hides the failure that came before it.
+        for (int i = open.size() - 1; i >= 0; i--) {
+            try {
+                open.get(i).close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
         }
         return ExitCode.OK;
     }

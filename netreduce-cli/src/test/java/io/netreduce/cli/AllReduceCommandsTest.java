@@ -228,6 +228,49 @@ class AllReduceCommandsTest {
     }
 
     /**
+     * Two algorithms in one run: both groups open in the same rank processes, their calls
+     * timed in alternating blocks, each row counting only its own algorithm's traffic (at
+     * P = 3 a ring worker sends 4/3 of the tensor, a netreduce worker the tensor once).
+     */
+    @Test
+    void benchTimesTwoAlgorithmsInTheSameRun() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(algorithms().size() > 1, "netreduce needs RoCEv2 frames");
+        long size = 1 << 18;
+        CliRun run = CliRun.run(T, "bench", "--local", "3", "--algorithm", String.join(",", algorithms()),
+                "--transport", transport(), "-b", "256K", "-e", "256K", "-n", "4", "-w", "1", "-T", "0", "-W", "0",
+                "--json");
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(String.join(",", algorithms()), doc.get("algorithm").asText());
+        JsonNode rows = doc.get("rows");
+        assertEquals(algorithms().size(), rows.size(), run.stdout);
+        for (int i = 0; i < rows.size(); i++) {
+            String algorithm = algorithms().get(i);
+            for (String placement : List.of("out_of_place", "in_place")) {
+                JsonNode p = rows.get(i).get(placement);
+                assertEquals(algorithm, p.get("algorithm").asText(), rows.get(i).toString());
+                assertEquals(0, p.get("wrong").asLong(), p.toString());
+                assertEquals(4, p.get("iterations").asInt(), p.toString());
+                long wire = p.get("wire_bytes_per_worker").asLong();
+                if (algorithm.equals("ring")) {
+                    assertTrue(wire >= 4 * size / 3, p.toString());
+                } else {
+                    assertTrue(wire >= size && wire < 4 * size / 3, p.toString());
+                }
+                assertSwitchCpu(algorithm, p, size);
+            }
+        }
+        run.assertNothingLeftBehind();
+    }
+
+    @Test
+    void benchRefusesAnAlgorithmNamedTwice() {
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring,ring");
+        run.assertExit(ExitCode.USAGE);
+        assertTrue(run.stderr.contains("ring,ring"), run.describe());
+    }
+
+    /**
      * By default a fast call is timed many more times than -n, to fill the time per size
      * (-T), after the JIT warm-up (-W); every rank makes the same calls, so the run ends
      * and the results are right.

@@ -49,4 +49,18 @@ class TablesTest {
                 + "\\s+0\\s+80\\.0\\s+0\\.051\\s+0\\.077\\s+19\\.500\\s+0"), row);
         assertEquals((0.06144 + 0.0768) / 2, Tables.averageBusBandwidth(List.of(oop, ip)), 1e-12);
     }
+
+    @Test
+    void againstGivesRatiosPerSizeAndPlacement() {
+        Row nr = new Row("netreduce", 4096, 1024, "float", "sum", true, 20, 100.0, 0.04096, 0.06144, 0, 5000, 0, 0,
+                1e-4, 24.4).withSwitchCpu(2e-5);
+        Row ring = new Row("ring", 4096, 1024, "float", "sum", true, 20, 50.0, 0.08192, 0.12288, 0, 5000, 0, 0,
+                2e-4, 48.8);
+        Row unpaired = new Row("netreduce", 8192, 2048, "float", "sum", true, 20, 100.0, 0.08, 0.12, 0, 5000, 0, 0,
+                1e-4, 12.2);
+        String table = Tables.against("netreduce", "ring", List.of(nr, unpaired, ring));
+        List<String> rows = table.lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(1, rows.size(), table);
+        assertTrue(rows.get(0).matches("\\s+4096\\s+in-place\\s+0\\.50\\s+0\\.50\\s+4\\.883"), rows.get(0));
+    }
 }

@@ -54,6 +54,35 @@ public final class Tables {
         return sb.toString();
     }
 
+    /**
+     * Algorithm {@code a} against {@code b} measured in the same run, per size and placement:
+     * busbw and the ranks' CPU per GB as ratios a/b, and a's switch CPU per GB where it has
+     * one (the ranks' column never includes it). Rows of either algorithm without a partner
+     * at the same size and placement are left out.
+     */
+    public static String against(String a, String b, List<Row> rows) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("# ").append(a).append(" against ").append(b).append(", same run:\n");
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %8s %8s %12s%n", "size", "placement", "busbw", "cpu/GB",
+                "switch"));
+        sb.append(String.format(Locale.ROOT, "#%11s %13s %8s %8s %12s%n", "(B)", "", "(x)", "(x)", "(s/GB)"));
+        for (Row x : rows) {
+            if (!x.algorithm().equals(a)) {
+                continue;
+            }
+            Row y = rows.stream().filter(r -> r.algorithm().equals(b) && r.size() == x.size()
+                    && r.inPlace() == x.inPlace()).findFirst().orElse(null);
+            if (y == null) {
+                continue;
+            }
+            sb.append(String.format(Locale.ROOT, " %11d %13s %8.2f %8.2f %12s%n", x.size(),
+                    x.inPlace() ? "in-place" : "out-of-place", x.busbwGbps() / y.busbwGbps(),
+                    x.cpuSPerGb() / y.cpuSPerGb(), x.switchCpuSPerGb() == null ? "-"
+                            : String.format(Locale.ROOT, "%.3f", x.switchCpuSPerGb())));
+        }
+        return sb.toString();
+    }
+
     /** Mean busbw over every row of both placements, as all_reduce_perf's footer. */
     public static double averageBusBandwidth(List<Row> rows) {
         return rows.stream().mapToDouble(Row::busbwGbps).average().orElse(0);

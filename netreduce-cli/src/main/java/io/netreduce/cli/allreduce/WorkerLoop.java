@@ -11,7 +11,9 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -22,8 +24,15 @@ import java.util.function.Consumer;
  * {@link Reference} and warm-up runs; then the two placements' timed runs (mean time and
  * process CPU per all-reduce) in alternating blocks, each after a barrier.
  *
+ * <p>Given several communicators of the same ranks (one per algorithm, all open at once),
+ * it times every algorithm's calls in the same alternating blocks, so that their figures
+ * come from the same seconds of the same processes: on a shared machine the same command's
+ * speed moves by several times from one run to the next, in spells of seconds, and two
+ * algorithms measured one run after the other compare spells as much as algorithms. The
+ * first communicator carries the loop's own barriers and agreements.
+ *
  * <p>Tensors are slices of two direct buffers in the payload byte order, allocated once
- * for the largest size, so the communicator registers them once and never stages.
+ * for the largest size, so each communicator registers them once and never stages.
  */
 public final class WorkerLoop {
     /** In-place runs multiply the values by P; refill (untimed) this often to keep them finite. */
@@ -40,57 +49,98 @@ public final class WorkerLoop {
     /** Blocks each placement's timed calls are split into, alternating with the other placement's. */
     private static final int BLOCKS = 4;
 
+    /** The communicators timed, each under its algorithm's name; the first one carries the loop's control. */
+    private final List<Member> members;
+    /** The first member's: barriers, the agreed counts and the warm-up's votes. */
     private final Communicator comm;
     private final Workload workload;
     private final Consumer<RankResult> results;
-    private final SwitchCpu switchCpu;
     private final FloatBuffer input;
     private final FloatBuffer output;
     /** Rank 0's decision on a size's timed and extra warm-up calls, broadcast to the others. */
     private final FloatBuffer counts = ByteBuffer.allocateDirect(8).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
 
-    public WorkerLoop(Communicator comm, Workload workload, Consumer<RankResult> results) {
-        this(comm, workload, SwitchCpu.NONE, results);
+    /**
+     * A communicator timed under {@code algorithm}'s name, with the switch whose data-plane CPU
+     * rank 0 reports beside its own ({@link SwitchCpu#of}; {@link SwitchCpu#NONE} for none).
+     */
+    public record Member(String algorithm, Communicator comm, SwitchCpu switchCpu) {
     }
 
-    /** @param switchCpu the switch whose data-plane CPU rank 0 reports beside its own ({@link SwitchCpu#of}) */
-    public WorkerLoop(Communicator comm, Workload workload, SwitchCpu switchCpu, Consumer<RankResult> results) {
-        this.comm = comm;
+    /** One communicator. */
+    public WorkerLoop(String algorithm, Communicator comm, SwitchCpu switchCpu, Workload workload,
+                      Consumer<RankResult> results) {
+        this(List.of(new Member(algorithm, comm, switchCpu)), workload, results);
+    }
+
+    /** Several communicators of the same ranks, timed in the same alternating blocks. */
+    public WorkerLoop(List<Member> members, Workload workload, Consumer<RankResult> results) {
+        if (members.isEmpty()) {
+            throw new IllegalArgumentException("no communicator to time");
+        }
+        this.comm = members.get(0).comm();
+        for (Member m : members) {
+            if (m.comm().rank() != comm.rank() || m.comm().size() != comm.size()) {
+                throw new IllegalArgumentException("communicators of different ranks: " + m.algorithm() + " is rank "
+                        + m.comm().rank() + " of " + m.comm().size() + ", " + members.get(0).algorithm() + " rank "
+                        + comm.rank() + " of " + comm.size());
+            }
+        }
+        this.members = List.copyOf(members);
         this.workload = workload;
-        this.switchCpu = comm.rank() == 0 ? switchCpu : SwitchCpu.NONE;
         this.results = results;
         int maxBytes = (int) workload.maxSize();
         this.input = Collectives.allocateTensor(maxBytes / Float.BYTES);
         this.output = Collectives.allocateTensor(maxBytes / Float.BYTES);
     }
 
-    /** Runs every size with the communicator's algorithm, reporting under {@code algorithm}. */
-    public void run(String algorithm) {
+    /** Runs every size with every member, reporting each under its algorithm's name. */
+    public void run() {
         warmUpCompiler();
-        boolean[] placements = workload.outOfPlace() && workload.inPlace() ? new boolean[] {false, true}
-                : new boolean[] {workload.inPlace()};
-        Tally[] tallies = new Tally[placements.length];
+        List<Variant> variants = new ArrayList<>();
+        for (Member m : members) {
+            if (workload.outOfPlace()) {
+                variants.add(new Variant(m, false));
+            }
+            if (workload.inPlace()) {
+                variants.add(new Variant(m, true));
+            }
+        }
         for (long size : workload.sizes()) {
             int count = (int) (size / 4);
-            for (int p = 0; p < placements.length; p++) {
-                tallies[p] = prepare(count, placements[p]);
+            for (Variant v : variants) {
+                v.tally = prepare(v, count);
             }
-            // Both placements' timed calls alternate in blocks, A B B A A B B A: measured one
+            // Every variant's timed calls alternate in blocks, A B B A A B B A: measured one
             // after the other, whichever ran first ran slower (64 MiB over tcp, P = 2: out of
-            // place 0.67x in place's busbw when first, 1.27x when second), so a placement's
+            // place 0.67x in place's busbw when first, 1.27x when second), so a variant's
             // figure must not depend on its turn.
-            int blocks = placements.length > 1 ? BLOCKS : 1;
+            int blocks = variants.size() > 1 ? BLOCKS : 1;
             for (int b = 0; b < blocks; b++) {
-                for (int k = 0; k < placements.length; k++) {
-                    int p = b % 2 == 0 ? k : placements.length - 1 - k;
-                    Tally t = tallies[p];
-                    timedBlock(count, placements[p], (int) ((long) t.iterations * (b + 1) / blocks
-                            - (long) t.iterations * b / blocks), t);
+                for (int k = 0; k < variants.size(); k++) {
+                    Variant v = variants.get(b % 2 == 0 ? k : variants.size() - 1 - k);
+                    long n = v.tally.iterations;
+                    timedBlock(v, count, (int) (n * (b + 1) / blocks - n * b / blocks));
                 }
             }
-            for (int p = 0; p < placements.length; p++) {
-                results.accept(tallies[p].result(comm.rank(), algorithm, size, count, placements[p]));
+            for (Variant v : variants) {
+                results.accept(v.tally.result(comm.rank(), v.member.algorithm(), size, count, v.inPlace));
             }
+        }
+    }
+
+    /** One member at one placement, and its tally at the current size. */
+    private static final class Variant {
+        final Member member;
+        final boolean inPlace;
+        /** Rank 0 reads the switch; the others report nothing for it. */
+        final SwitchCpu switchCpu;
+        Tally tally;
+
+        Variant(Member member, boolean inPlace) {
+            this.member = member;
+            this.inPlace = inPlace;
+            this.switchCpu = member.comm().rank() == 0 ? member.switchCpu() : SwitchCpu.NONE;
         }
     }
 
@@ -121,11 +171,13 @@ public final class WorkerLoop {
             // that the code compiled for the warm-up is the code the timed runs take.
             for (long size : workload.sizes()) {
                 int count = (int) (size / 4);
-                for (boolean inPlace : new boolean[] {false, true}) {
+                for (int m = 0; m < members.size() * 2; m++) {
+                    Communicator c = members.get(m / 2).comm();
+                    boolean inPlace = m % 2 == 1;
                     Reference.fill(input, comm.rank(), count);
                     comm.barrier();
                     for (int i = 0; i < Math.max(1, WARMUP_ROUND_BYTES / size); i++) {
-                        runOnce(count, inPlace);
+                        runOnce(c, count, inPlace);
                         if (i == 0) {
                             Reference.countWrong(inPlace ? input : output, comm.size(), count);
                         }
@@ -144,29 +196,35 @@ public final class WorkerLoop {
         } while (more.get(0) != 0);
     }
 
-    /** The checked call, the warm-up and the agreed count of timed calls of one placement at one size. */
-    private Tally prepare(int count, boolean inPlace) {
+    /** The checked call, the warm-up and the agreed count of timed calls of one variant at one size. */
+    private Tally prepare(Variant v, int count) {
+        Communicator c = v.member.comm();
+        boolean inPlace = v.inPlace;
         Reference.fill(input, comm.rank(), count);
         // Start every size together: filling and checking take rank-dependent time.
         comm.barrier();
         Tally t = new Tally();
         if (workload.check()) {
-            runOnce(count, inPlace);
+            runOnce(c, count, inPlace);
             t.wrong = Reference.countWrong(inPlace ? input : output, comm.size(), count);
         }
         // With time-based counts at least one warm-up call, to learn the pace from.
         int warmups = workload.secondsPerSize() > 0 ? Math.max(1, workload.warmup()) : workload.warmup();
         long warmupStart = System.nanoTime();
-        warmUp(count, inPlace, warmups);
-        t.iterations = agreeOnCounts(count, inPlace, warmups, System.nanoTime() - warmupStart);
+        warmUp(c, count, inPlace, warmups);
+        t.iterations = agreeOnCounts(c, count, inPlace, warmups, System.nanoTime() - warmupStart);
         return t;
     }
 
-    /** {@code calls} timed calls of one placement, added to its tally (every rank the same number). */
-    private void timedBlock(int count, boolean inPlace, int calls, Tally t) {
+    /** {@code calls} timed calls of one variant, added to its tally (every rank the same number). */
+    private void timedBlock(Variant v, int count, int calls) {
         if (calls == 0) {
             return;
         }
+        Communicator c = v.member.comm();
+        boolean inPlace = v.inPlace;
+        SwitchCpu switchCpu = v.switchCpu;
+        Tally t = v.tally;
         if (inPlace) {
             Reference.fill(input, comm.rank(), count);
         }
@@ -187,7 +245,7 @@ public final class WorkerLoop {
                 refillCpu += THREAD_CPU.getCurrentThreadCpuTime() - f0;
             }
             long t0 = System.nanoTime();
-            runOnce(count, inPlace);
+            runOnce(c, count, inPlace);
             elapsed += System.nanoTime() - t0;
         }
         long cpu = cpuClock.elapsedNanos();
@@ -196,14 +254,14 @@ public final class WorkerLoop {
         t.calls += calls;
         t.elapsed += elapsed;
         t.cpu = cpu < 0 || t.cpu < 0 ? -1 : t.cpu + Math.max(0, cpu - refillCpu);
-        for (int c = 0; c < moved.length; c++) {
-            t.moved[c] += moved[c] - before[c];
+        for (int k = 0; k < moved.length; k++) {
+            t.moved[k] += moved[k] - before[k];
         }
         t.switchNanos = switchBefore < 0 || switchAfter < switchBefore || t.switchNanos < 0 ? -1
                 : t.switchNanos + switchAfter - switchBefore;
     }
 
-    /** One placement's timed calls at one size, summed over its blocks. */
+    /** One variant's timed calls at one size, summed over its blocks. */
     private static final class Tally {
         int iterations;
         long wrong;
@@ -231,12 +289,12 @@ public final class WorkerLoop {
         }
     }
 
-    private void warmUp(int count, boolean inPlace, int calls) {
+    private void warmUp(Communicator c, int count, boolean inPlace, int calls) {
         for (int i = 0; i < calls; i++) {
             if (inPlace && i % REFILL_EVERY == 0) {
                 Reference.fill(input, comm.rank(), count);
             }
-            runOnce(count, inPlace);
+            runOnce(c, count, inPlace);
         }
     }
 
@@ -248,7 +306,7 @@ public final class WorkerLoop {
      * quarter of the timed span), it runs here first. Rank 0 decides and broadcasts, so
      * every rank makes the same calls.
      */
-    private int agreeOnCounts(int count, boolean inPlace, int warmups, long warmupNanos) {
+    private int agreeOnCounts(Communicator c, int count, boolean inPlace, int warmups, long warmupNanos) {
         if (workload.secondsPerSize() <= 0) {
             return workload.iterations();
         }
@@ -260,18 +318,18 @@ public final class WorkerLoop {
             counts.put(0, timed).put(1, extraWarmup);
         }
         comm.broadcast(counts, 0);
-        warmUp(count, inPlace, (int) counts.get(1));
+        warmUp(c, count, inPlace, (int) counts.get(1));
         return (int) counts.get(0);
     }
 
-    private void runOnce(int count, boolean inPlace) {
+    private void runOnce(Communicator c, int count, boolean inPlace) {
         if (inPlace) {
             input.limit(count).position(0);
-            comm.allReduce(input);
+            c.allReduce(input);
         } else {
             input.limit(count).position(0);
             output.limit(count).position(0);
-            comm.allReduce(input, output);
+            c.allReduce(input, output);
         }
         input.clear();
         output.clear();
