@@ -67,19 +67,14 @@ final class BenchRunner {
                 "--seconds-per-size", String.valueOf(o.secondsPerSize),
                 "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
+        LoopbackSubnet subnet = LoopbackSubnet.pick();
         if (o.algorithms.size() > 1) {
-            // Each algorithm's group is open at once: each needs a rendezvous of its own.
-            List<String> ports = new ArrayList<>();
-            for (int i = 0; i < o.algorithms.size(); i++) {
-                ports.add(String.valueOf(LocalCluster.freeLoopbackPort()));
-            }
-            args.addAll(List.of("--rendezvous-ports", String.join(",", ports)));
+            args.addAll(LocalCluster.groupArgs(o.algorithms.size(), subnet));
         }
         if (CliLogging.verbose()) {
             args.add("--verbose");
         }
         boolean needSwitch = o.algorithms.contains("netreduce");
-        LoopbackSubnet subnet = LoopbackSubnet.pick();
         // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
         boolean switchGiven = o.switchAddress != null || System.getenv(EnvironmentVariables.SWITCH) != null;
         try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress, subnet) : null) {

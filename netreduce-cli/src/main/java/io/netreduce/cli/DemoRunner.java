@@ -33,8 +33,8 @@ final class DemoRunner {
         PrintWriter out = o.spec.commandLine().getOut();
         Progress progress = new Progress(System.err, "demo", workload.rowsPerAlgorithm() * o.algorithms.size());
         Results results = new Results(o.ranks, progress);
-        List<String> args = workerArgs(workload);
         LoopbackSubnet subnet = LoopbackSubnet.pick();
+        List<String> args = workerArgs(workload, subnet);
         try (DemoSwitch sw = o.algorithms.contains("netreduce") ? DemoSwitch.start(progress, subnet) : null) {
             if (sw != null) {
                 args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
@@ -133,7 +133,7 @@ final class DemoRunner {
         }
     }
 
-    private List<String> workerArgs(Workload w) {
+    private List<String> workerArgs(Workload w, LoopbackSubnet subnet) {
         List<String> args = new ArrayList<>(List.of(
                 "--algorithms", String.join(",", w.algorithms()),
                 "--sizes", String.join(",", w.sizes().stream().map(String::valueOf).toList()),
@@ -142,11 +142,7 @@ final class DemoRunner {
                 "--check", "true", "--out-of-place", "false", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu),
                 "--loss", String.valueOf(o.loss), "--loss-seed", String.valueOf(o.lossSeed)));
-        List<String> ports = new ArrayList<>();
-        for (int i = 0; i < w.algorithms().size(); i++) {
-            ports.add(String.valueOf(LocalCluster.freeLoopbackPort()));
-        }
-        args.addAll(List.of("--rendezvous-ports", String.join(",", ports)));
+        args.addAll(LocalCluster.groupArgs(w.algorithms().size(), subnet));
         if (CliLogging.verbose()) {
             args.add("--verbose");
         }

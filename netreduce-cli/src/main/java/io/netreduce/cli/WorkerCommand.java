@@ -1,5 +1,6 @@
 package io.netreduce.cli;
 
+import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
 import io.netreduce.cli.allreduce.RankResult;
 import io.netreduce.cli.allreduce.SwitchCpu;
@@ -88,6 +89,13 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--rendezvous-ports", split = ",")
     List<Integer> rendezvousPorts;
 
+    /**
+     * One loopback /24 per algorithm ({@code 127.A.B}): the groups are open at once, and each
+     * rank's device of each binds the RoCE port on this rank's address in its group's subnet.
+     */
+    @Option(names = "--group-subnets", split = ",")
+    List<String> groupSubnets;
+
     @Override
     public Integer call() {
         ParentWatchdog.startIfChild();
@@ -116,10 +124,8 @@ public final class WorkerCommand implements Callable<Integer> {
                 if (rendezvousPorts != null && i < rendezvousPorts.size()) {
                     b.masterPort(rendezvousPorts.get(i));
                 }
-                if (algorithms.size() > 1 && !algorithm.equals(CommunicatorConfig.NETREDUCE)) {
-                    // Open at once, each group has a device of its own on this rank's address:
-                    // netreduce's keeps the RoCE port its switch sends to, the others take any.
-                    b.devicePort(0);
+                if (groupSubnets != null && i < groupSubnets.size()) {
+                    b.localAddress(LoopbackSubnet.parse(groupSubnets.get(i)).rank(base.rank()));
                 }
                 CommunicatorConfig config = b.build();
                 Communicator comm = Collectives.open(config);

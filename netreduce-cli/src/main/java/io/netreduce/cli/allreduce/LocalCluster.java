@@ -11,6 +11,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -55,6 +56,26 @@ public final class LocalCluster {
         if (badLine.get() != null) {
             throw badLine.get();
         }
+    }
+
+    /**
+     * The worker arguments ({@code --rendezvous-ports}, {@code --group-subnets}) for
+     * {@code groups} groups a worker opens at once, one per algorithm: each its own rendezvous,
+     * and its own loopback /24 for its ranks' devices ({@code subnet}, whose addresses the
+     * ranks get from {@link #run}, for the first), so that every group binds the RoCE port on
+     * addresses of its own, as groups on separate NICs do.
+     */
+    public static List<String> groupArgs(int groups, LoopbackSubnet subnet) {
+        List<String> ports = new ArrayList<>();
+        List<LoopbackSubnet> subnets = new ArrayList<>(List.of(subnet));
+        for (int i = 0; i < groups; i++) {
+            ports.add(String.valueOf(freeLoopbackPort()));
+            if (i > 0) {
+                subnets.add(LoopbackSubnet.pickOther(subnets));
+            }
+        }
+        return List.of("--rendezvous-ports", String.join(",", ports),
+                "--group-subnets", String.join(",", subnets.stream().map(LoopbackSubnet::prefix).toList()));
     }
 
     /** A port nobody listens on right now (the OS picks it), for rank 0's rendezvous. */

@@ -1,5 +1,6 @@
 package io.netreduce.cli.allreduce;
 
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -21,6 +22,35 @@ public final class LoopbackSubnet {
     public static LoopbackSubnet pick() {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         return new LoopbackSubnet(64 + random.nextInt(128), random.nextInt(256));
+    }
+
+    /** Another /24 as {@link #pick()} gives, none of {@code taken}. */
+    public static LoopbackSubnet pickOther(List<LoopbackSubnet> taken) {
+        while (true) {
+            LoopbackSubnet s = pick();
+            if (taken.stream().noneMatch(t -> t.a == s.a && t.b == s.b)) {
+                return s;
+            }
+        }
+    }
+
+    /** The subnet of {@link #prefix()}'s form, "127.A.B". */
+    public static LoopbackSubnet parse(String prefix) {
+        String[] parts = prefix.trim().split("\\.");
+        if (parts.length != 3 || !parts[0].equals("127")) {
+            throw new IllegalArgumentException("not a loopback /24 as 127.A.B: " + prefix);
+        }
+        int a = Integer.parseInt(parts[1]);
+        int b = Integer.parseInt(parts[2]);
+        if (a < 0 || a > 255 || b < 0 || b > 255) {
+            throw new IllegalArgumentException("not a loopback /24 as 127.A.B: " + prefix);
+        }
+        return new LoopbackSubnet(a, b);
+    }
+
+    /** "127.A.B", as {@link #parse} reads it. */
+    public String prefix() {
+        return "127." + a + "." + b;
     }
 
     public String host(int last) {
