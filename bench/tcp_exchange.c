@@ -9,9 +9,14 @@
  * where busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES). A fourth
  * argument sets the connection's congestion control (TCP_CONGESTION), as netreduce's tcp
  * provider does where the system's default is bbr (bench/compare.py passes the same one).
+ * A fifth, "splice", sends without the kernel's copy into socket buffers: vmsplice maps each
+ * CHUNK of the source into a pipe and splice moves the pipe's pages to the socket, so that
+ * over loopback the receiver's read copies straight from the sender's pages (one copy per
+ * byte instead of two; the source must then stay unchanged until the peer has read it,
+ * which this program's never-written source does).
  *
  *   cc -O2 -o tcp_exchange tcp_exchange.c
- *   ./tcp_exchange 67108864 1048576 30 [cubic]
+ *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice]]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,9 +50,29 @@ static int cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* With "splice": the pipe each CHUNK of the source passes through on its way to the socket. */
+static int use_splice;
+static int pipe_fd[2];
+
+/* Moves what it can of out[queued, bytes) to the socket through the pipe; returns bytes sent. */
+static size_t splice_step(int fd, char *out, size_t bytes, size_t chunk, size_t *queued, size_t *in_pipe) {
+    if (*in_pipe == 0 && *queued < bytes) {
+        struct iovec v = {out + *queued, bytes - *queued < chunk ? bytes - *queued : chunk};
+        ssize_t w = vmsplice(pipe_fd[1], &v, 1, SPLICE_F_NONBLOCK);
+        if (w > 0) { *queued += w; *in_pipe += w; }
+        else if (w < 0 && errno != EAGAIN) die("vmsplice");
+    }
+    if (*in_pipe == 0) return 0;
+    ssize_t w = splice(pipe_fd[0], NULL, fd, NULL, *in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE);
+    if (w < 0 && errno != EAGAIN) die("splice");
+    if (w <= 0) return 0;
+    *in_pipe -= w;
+    return (size_t)w;
+}
+
 /* One round: send and receive `bytes` at once, `chunk` per system call at most. */
 static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
-    size_t sent = 0, got = 0;
+    size_t sent = 0, got = 0, queued = 0, in_pipe = 0;
     while (sent < bytes || got < bytes) {
         struct pollfd p = {fd, (short)((got < bytes ? POLLIN : 0) | (sent < bytes ? POLLOUT : 0)), 0};
         if (poll(&p, 1, 1000) < 0) die("poll");
@@ -57,7 +83,9 @@ static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
             else if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
             else if (errno != EAGAIN) die("read");
         }
-        if (sent < bytes) {
+        if (sent < bytes && use_splice) {
+            sent += splice_step(fd, out, bytes, chunk, &queued, &in_pipe);
+        } else if (sent < bytes) {
             size_t want = bytes - sent < chunk ? bytes - sent : chunk;
             ssize_t w = write(fd, out + sent, want);
             if (w > 0) sent += w;
@@ -68,7 +96,7 @@ static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL]\n", argv[0]);
+        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice]]\n", argv[0]);
         return 2;
     }
     size_t bytes = strtoull(argv[1], 0, 10), chunk = strtoull(argv[2], 0, 10);
@@ -91,8 +119,11 @@ int main(int argc, char **argv) {
     close(lfd);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (argc > 4 && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, argv[4], strlen(argv[4])) != 0) die("TCP_CONGESTION");
+    if (argc > 4 && strcmp(argv[4], "system") != 0
+        && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, argv[4], strlen(argv[4])) != 0) die("TCP_CONGESTION");
     fcntl(fd, F_SETFL, O_NONBLOCK);
+    use_splice = argc > 5 && strcmp(argv[5], "splice") == 0;
+    if (use_splice && (pipe(pipe_fd) != 0 || fcntl(pipe_fd[1], F_SETPIPE_SZ, (int)chunk) < 0)) die("pipe");
     char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, bytes);
     memset(out, 1, bytes);
     memset(in, 2, bytes);
