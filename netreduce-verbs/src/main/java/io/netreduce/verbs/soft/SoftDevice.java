@@ -206,9 +206,7 @@ final class SoftDevice implements Device {
                 NativeUdp.close(fd);
             }
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            throw e instanceof java.io.UncheckedIOException u ? new VerbsException("soft device cannot bind "
-                    + options.localAddress().getHostAddress() + ":" + options.port() + ": " + u.getCause().getMessage(), u)
-                    : e;
+            throw e instanceof java.io.UncheckedIOException u ? bindFailure(options, u.getCause().getMessage(), u) : e;
         }
         this.receiver = ch;
         this.nativeFd = fd;
@@ -266,10 +264,23 @@ final class SoftDevice implements Device {
                 .handler(new Inbound());
         ChannelFuture f = b.bind(options.localAddress(), options.port()).awaitUninterruptibly();
         if (!f.isSuccess()) {
-            throw new VerbsException("soft device cannot bind " + options.localAddress().getHostAddress() + ":"
-                    + options.port() + ": " + f.cause().getMessage(), f.cause());
+            throw bindFailure(options, f.cause().getMessage(), f.cause());
         }
         return f.channel();
+    }
+
+    /**
+     * Why the device's socket could not bind, with what to do where the address and port are
+     * taken: a device owns its address's RoCE port as a NIC does, so a second group in the
+     * same process (or another process on that address) needs an address of its own.
+     */
+    private static VerbsException bindFailure(DeviceOptions options, String reason, Throwable cause) {
+        String at = options.localAddress().getHostAddress() + ":" + options.port();
+        String hint = reason != null && reason.contains("Address already in use")
+                ? " (another device holds it, in this process or another: give each group its own local address, "
+                + "NETREDUCE_LOCAL_ADDR or CommunicatorConfig.Builder.localAddress, as each would have its own NIC)"
+                : "";
+        return new VerbsException("soft device cannot bind " + at + ": " + reason + hint, cause);
     }
 
     /**

@@ -410,8 +410,10 @@ class SoftReliabilityTest {
         assertTrue(notConnected.getMessage().contains("not connected"), notConnected.getMessage());
         assertNotNull(qp.localEndpoint());
         assertEquals(RoceAddressing.sourcePort(qp.qpn()) & RoceAddressing.SOURCE_PORT_BASE, RoceAddressing.SOURCE_PORT_BASE);
-        assertThrows(VerbsException.class, () -> new SoftPair.Host(host("127.0.32.26").build()),
+        VerbsException taken = assertThrows(VerbsException.class, () -> new SoftPair.Host(host("127.0.32.26").build()),
                 "a second device on the same address and port cannot bind");
+        assertTrue(taken.getMessage().contains("127.0.32.26:") && taken.getMessage().contains("NETREDUCE_LOCAL_ADDR"),
+                "the message names the address and what to do: " + taken.getMessage());
         assertThrows(IllegalArgumentException.class, () -> QpAttributes.builder(h.sendCq, h.recvCq).mtu(1000).build());
     }
 
