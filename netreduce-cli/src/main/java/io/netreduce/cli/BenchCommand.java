@@ -69,7 +69,7 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Check results against a reference (the #wrong columns). Default ${DEFAULT-VALUE}.")
     int check;
 
-    @Option(names = "--algorithm", paramLabel = "NAME[,NAME...]", split = ",", defaultValue = "netreduce",
+    @Option(names = "--algorithm", paramLabel = "NAME", split = ",", defaultValue = "netreduce",
             description = "netreduce (through a switch) or ring. Several (with --local) are timed in the same rank "
                     + "processes, their calls in alternating blocks, and compared at the end. Default ${DEFAULT-VALUE}.")
     List<String> algorithms;
