@@ -46,7 +46,7 @@ public final class WorkerLoop {
     private static final double COMPILING_SHARE = 0.05;
     /** The compiler warm-up ends at this many times the asked time, compiled or not. */
     private static final double WARMUP_CAP = 5;
-    /** Blocks each placement's timed calls are split into, alternating with the other placement's. */
+    /** Blocks each variant's (algorithm and placement) timed calls are split into, alternating with the others'. */
     private static final int BLOCKS = 4;
 
     /** The communicators timed, each under its algorithm's name; the first one carries the loop's control. */
