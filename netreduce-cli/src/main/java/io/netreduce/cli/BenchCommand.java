@@ -57,8 +57,7 @@ public final class BenchCommand implements Callable<Integer> {
     int warmup;
 
     @Option(names = {"-T", "--seconds-per-size"}, paramLabel = "S", defaultValue = "0.25",
-            description = "Time each size for at least this long: more than -n iterations where calls are fast, "
-                    + "with a quarter of that warming up (0 for exactly -n and -w). Default ${DEFAULT-VALUE}.")
+            description = io.netreduce.cli.allreduce.Workload.SECONDS_PER_SIZE_HELP)
     double secondsPerSize;
 
     @Option(names = {"-W", "--warmup-seconds"}, paramLabel = "S", defaultValue = "3",

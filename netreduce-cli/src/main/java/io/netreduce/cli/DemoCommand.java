@@ -53,12 +53,21 @@ public final class DemoCommand implements Callable<Integer> {
     int mtu;
 
     @Option(names = {"-n", "--iters"}, paramLabel = "N", defaultValue = "5",
-            description = "Timed iterations per size. Default ${DEFAULT-VALUE}.")
+            description = "Least timed iterations per size (see -T). Default ${DEFAULT-VALUE}.")
     int iterations;
 
     @Option(names = {"-w", "--warmup"}, paramLabel = "N", defaultValue = "1",
-            description = "Untimed iterations per size. Default ${DEFAULT-VALUE}.")
+            description = "Least untimed iterations per size (see -T). Default ${DEFAULT-VALUE}.")
     int warmup;
+
+    /**
+     * A quarter of a second by default, as bench: five calls of a small tensor timed the JVM's
+     * interpreter and the ranks' first meetings after a barrier, not the all-reduce (4 ranks
+     * on 2 cores, 4 KiB: 3-10 ms per call where a quarter second of calls shows 0.09-0.19 ms).
+     */
+    @Option(names = {"-T", "--seconds-per-size"}, paramLabel = "S", defaultValue = "0.25",
+            description = io.netreduce.cli.allreduce.Workload.SECONDS_PER_SIZE_HELP)
+    double secondsPerSize;
 
     /**
      * A second by default: timing a cold JVM showed netreduce at 64 MiB 2.8x the ring's time

@@ -54,7 +54,7 @@ final class DemoRunner {
         List<String> summary = summary(byAlgorithm, rows.size(), wrong);
         if (o.json) {
             out.println(Json.write(new DemoReport("demo", o.ranks, o.transport, o.mtu, o.loss, o.lossSeed,
-                    o.iterations, o.warmup, "algbw x 2(P-1)/P (nccl-tests all-reduce formula, for every algorithm)",
+                    o.iterations, o.warmup, o.secondsPerSize, "algbw x 2(P-1)/P (nccl-tests all-reduce formula, for every algorithm)",
                     byAlgorithm, wrong, summary)));
         } else {
             for (Map.Entry<String, List<Row>> e : byAlgorithm.entrySet()) {
@@ -122,10 +122,10 @@ final class DemoRunner {
         RunChecks.check(o.algorithms, o.transport, o.loss);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
-            if (!(o.warmupSeconds >= 0)) {
-                throw new IllegalArgumentException("--warmup-seconds must not be negative");
+            if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0)) {
+                throw new IllegalArgumentException("--warmup-seconds and --seconds-per-size must not be negative");
             }
-            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, 0,
+            return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, o.secondsPerSize,
                     Workload.localWarmupSeconds(o.warmupSeconds, o.ranks),
                     true, false, true);
         } catch (IllegalArgumentException e) {
@@ -139,6 +139,7 @@ final class DemoRunner {
                 "--sizes", String.join(",", w.sizes().stream().map(String::valueOf).toList()),
                 "--iters", String.valueOf(w.iterations()), "--warmup", String.valueOf(w.warmup()),
                 "--warmup-seconds", String.valueOf(w.warmupSeconds()),
+                "--seconds-per-size", String.valueOf(w.secondsPerSize()),
                 "--check", "true", "--out-of-place", "false", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu),
                 "--loss", String.valueOf(o.loss), "--loss-seed", String.valueOf(o.lossSeed)));
@@ -151,7 +152,7 @@ final class DemoRunner {
 
     /** The --json document. */
     record DemoReport(String command, int ranks, String transport, int mtu, double loss, long lossSeed, int iterations,
-                      int warmup, String busbwConvention, Map<String, List<Row>> algorithms, long wrongTotal,
+                      int warmup, double secondsPerSize, String busbwConvention, Map<String, List<Row>> algorithms, long wrongTotal,
                       List<String> summary) {
     }
 }

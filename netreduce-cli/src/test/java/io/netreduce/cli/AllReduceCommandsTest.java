@@ -57,10 +57,21 @@ class AllReduceCommandsTest {
         assertEquals(2, doc.get("ranks").asInt());
     }
 
+    /**
+     * Four ranks, each size timed for at least -T: a call of 4 or 64 KiB takes far less than
+     * 0.1 s / 2, so every row times more calls than -n (five calls just after a barrier timed
+     * the ranks' first meetings: milliseconds per 4 KiB call on two cores).
+     */
     @Test
     void demoWithFourRanks() throws Exception {
-        JsonNode doc = demo(4);
+        JsonNode doc = demo(4, SIZE_LIST, "-T", "0.1");
         assertEquals(4, doc.get("ranks").asInt());
+        assertEquals(0.1, doc.get("seconds_per_size").asDouble(), 1e-9, doc.toString());
+        for (String algorithm : algorithms()) {
+            for (JsonNode r : doc.get("algorithms").get(algorithm)) {
+                assertTrue(r.get("iterations").asInt() > 2, "iterations for -T 0.1 with -n 2: " + r);
+            }
+        }
     }
 
     /** Seeded loss on every worker's egress: go-back-N repairs it, every result stays exact. */
@@ -160,6 +171,9 @@ class AllReduceCommandsTest {
         List<String> args = new ArrayList<>(List.of("demo", "--ranks", String.valueOf(ranks), "--sizes", sizes,
                 "--iters", "2", "--warmup", "1", "--transport", transport(),
                 "--algorithms", String.join(",", algorithms()), "--json"));
+        if (!List.of(extra).contains("-T")) {
+            args.addAll(List.of("-T", "0")); // exactly -n calls: these tests check results, not speed
+        }
         args.addAll(List.of(extra));
         CliRun run = CliRun.run(T, args.toArray(String[]::new));
         run.assertExit(ExitCode.OK);

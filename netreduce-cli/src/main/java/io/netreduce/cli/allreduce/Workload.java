@@ -33,6 +33,11 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
         }
     }
 
+    /** The help text of the commands' {@code --seconds-per-size} (bench and demo). */
+    public static final String SECONDS_PER_SIZE_HELP = "Time each size for at least this long: more than -n "
+            + "iterations where calls are fast, with a quarter of that warming up (0 for exactly -n and -w). "
+            + "Default ${DEFAULT-VALUE}.";
+
     /** The help text of the commands' {@code --warmup-seconds} (bench and demo; each has its own default). */
     public static final String WARMUP_SECONDS_HELP = "Least seconds of untimed all-reduces over every size before "
             + "the first, so that the JVM has compiled the hot paths: longer while any rank's JIT is still busy, up to "
