@@ -91,6 +91,9 @@ final class DemoRunner {
                     : String.format(Locale.ROOT, "the switch's data plane besides: %.3f s/GB", a.switchCpuSPerGb());
             lines.add(String.format(Locale.ROOT, "CPU per rank: netreduce %.3f s/GB vs ring %.3f s/GB (%.2fx); %s",
                     a.cpuSPerGb(), b.cpuSPerGb(), a.cpuSPerGb() / b.cpuSPerGb(), switchCpu));
+            if (a.switchCpuSPerGb() != null) {
+                lines.add(machineCpu(a, b));
+            }
         }
         long retrans = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::retransmittedPackets).sum();
         long timeouts = byAlgorithm.values().stream().flatMap(List::stream).mapToLong(Row::ackTimeouts).sum();
@@ -102,6 +105,22 @@ final class DemoRunner {
                 ? rowCount + " rows checked on " + o.ranks + " ranks against the exact reference: all correct"
                 : "WRONG RESULTS: " + wrong + " elements differ from the reference");
         return lines;
+    }
+
+    /**
+     * All the CPU each algorithm spends per GB on this machine, the switch's included: where
+     * the ranks and the software switch share the cores, the times follow it
+     * (docs/benchmarks.md, "Netreduce's window and native I/O"), which a hardware switch,
+     * taking nothing from the hosts, would not.
+     */
+    private String machineCpu(Row netreduce, Row ring) {
+        double nr = o.ranks * netreduce.cpuSPerGb() + netreduce.switchCpuSPerGb();
+        double rg = o.ranks * ring.cpuSPerGb();
+        int cores = Runtime.getRuntime().availableProcessors();
+        return String.format(Locale.ROOT, "all CPU per GB on this machine: netreduce %d ranks + switch %.2f s/GB vs ring "
+                + "%d ranks %.2f s/GB (%.2fx)%s", o.ranks, nr, o.ranks, rg, nr / rg, o.ranks + 1 > cores
+                ? "; " + (o.ranks + 1) + " busy processes share " + cores + " cores, so the times follow it (a hardware "
+                + "switch would take none of it from the hosts)" : "");
     }
 
     private static Optional<Row> largest(List<Row> rows) {
