@@ -54,8 +54,9 @@ final class DemoRunner {
         List<String> summary = summary(byAlgorithm, rows.size(), wrong);
         if (o.json) {
             out.println(Json.write(new DemoReport("demo", o.ranks, o.transport, o.mtu, o.loss, o.lossSeed,
-                    o.iterations, o.warmup, o.secondsPerSize, "algbw x 2(P-1)/P (nccl-tests all-reduce formula, for every algorithm)",
-                    byAlgorithm, wrong, summary)));
+                    o.iterations, o.warmup, o.secondsPerSize,
+                    "algbw x 2(P-1)/P (nccl-tests all-reduce formula, for every algorithm)", byAlgorithm, wrong,
+                    summary)));
         } else {
             for (Map.Entry<String, List<Row>> e : byAlgorithm.entrySet()) {
                 out.print(Tables.demo(title(e.getKey()), e.getValue()));
@@ -117,10 +118,10 @@ final class DemoRunner {
         double nr = o.ranks * netreduce.cpuSPerGb() + netreduce.switchCpuSPerGb();
         double rg = o.ranks * ring.cpuSPerGb();
         int cores = Runtime.getRuntime().availableProcessors();
-        return String.format(Locale.ROOT, "all CPU per GB on this machine: netreduce %d ranks + switch %.2f s/GB vs ring "
-                + "%d ranks %.2f s/GB (%.2fx)%s", o.ranks, nr, o.ranks, rg, nr / rg, o.ranks + 1 > cores
-                ? "; " + (o.ranks + 1) + " busy processes share " + cores + " cores, so the times follow it (a hardware "
-                + "switch would take none of it from the hosts)" : "");
+        String shared = o.ranks + 1 > cores ? "; " + (o.ranks + 1) + " busy processes share " + cores
+                + " cores, so the times follow it (a hardware switch would take none of it from the hosts)" : "";
+        return String.format(Locale.ROOT, "all CPU per GB on this machine: netreduce %d ranks + switch %.2f s/GB "
+                + "vs ring %d ranks %.2f s/GB (%.2fx)%s", o.ranks, nr, o.ranks, rg, nr / rg, shared);
     }
 
     private static Optional<Row> largest(List<Row> rows) {
@@ -171,7 +172,7 @@ final class DemoRunner {
 
     /** The --json document. */
     record DemoReport(String command, int ranks, String transport, int mtu, double loss, long lossSeed, int iterations,
-                      int warmup, double secondsPerSize, String busbwConvention, Map<String, List<Row>> algorithms, long wrongTotal,
-                      List<String> summary) {
+                      int warmup, double secondsPerSize, String busbwConvention, Map<String, List<Row>> algorithms,
+                      long wrongTotal, List<String> summary) {
     }
 }

@@ -69,7 +69,8 @@ class AllReduceCommandsTest {
         assertEquals(0.1, doc.get("seconds_per_size").asDouble(), 1e-9, doc.toString());
         if (algorithms().containsAll(List.of("netreduce", "ring"))) {
             // The switch runs in the demo's process, so its CPU is known: the summary adds it to the ranks'.
-            assertTrue(doc.get("summary").toString().contains("netreduce 4 ranks + switch"), doc.get("summary").toString());
+            String summary = doc.get("summary").toString();
+            assertTrue(summary.contains("netreduce 4 ranks + switch"), summary);
         }
         for (String algorithm : algorithms()) {
             for (JsonNode r : doc.get("algorithms").get(algorithm)) {
