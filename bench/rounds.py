@@ -7,12 +7,17 @@ after the other, so that a slow spell of a shared machine hits all alike. The ta
 per variant and size, the median and range over rounds of the in-place time per call,
 busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
 variant's in the same round, and its out-of-place busbw against its in-place busbw of the
-same run; for netreduce, the switch data plane's CPU per GB over the same calls.
+same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
+that times several algorithms in the same processes (`--algorithm ring,netreduce`) gives a
+row per algorithm, named "NAME ALGORITHM", so that listing it first compares them within
+each run: the steadiest comparison this machine allows.
 
   bench/rounds.py --rounds 3 \\
     'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\
     'netreduce 16K x 4=NETREDUCE_MESSAGE_BYTES=16384 NETREDUCE_WINDOW=4 --local 4 --algorithm netreduce -b 64M -e 64M -n 5 -w 2 -T 0' \\
     'ring=--local 4 --algorithm ring --transport soft -b 64M -e 64M -n 5 -w 2 -T 0'
+  bench/rounds.py --rounds 5 \
+    'same=--local 4 --algorithm ring,netreduce --transport soft -b 64M -e 64M -n 20 -w 3 -T 0 -W 10'
   bench/rounds.py 'before=NETREDUCE_JAR=before.jar --local 2 --algorithm ring --transport tcp -b 64M -e 64M' \
     'after=--local 2 --algorithm ring --transport tcp -b 64M -e 64M'     # another build against this one
 """
@@ -38,17 +43,21 @@ def run(spec):
     cmd = ["java", "-jar", env.pop("NETREDUCE_JAR")] if "NETREDUCE_JAR" in env else [os.path.join(ROOT, "bin", "netreduce")]
     out = subprocess.run([*cmd, "bench", *words, "--json"], check=True,
                          capture_output=True, text=True, env=env, timeout=1800)
+    doc = json.loads(out.stdout)
+    several = "," in doc["algorithm"]
     rows = {}
-    for row in json.loads(out.stdout)["rows"]:
+    for row in doc["rows"]:
         r = row["in_place"]
+        label = f"{name} {r['algorithm']}" if several else name
         if r["wrong"] != 0:
-            sys.exit(f"rounds.py: {name}: {r['wrong']} wrong elements at {row['size']} B")
+            sys.exit(f"rounds.py: {label}: {r['wrong']} wrong elements at {row['size']} B")
         o = row["out_of_place"]
         if o["wrong"] != 0:
-            sys.exit(f"rounds.py: {name}: {o['wrong']} wrong elements out of place at {row['size']} B")
-        rows[row["size"]] = {"time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"],
-                             "out_busbw": o["busbw_gbps"], "switch_cpu": r.get("switch_cpu_s_per_gb")}
-    return name, rows
+            sys.exit(f"rounds.py: {label}: {o['wrong']} wrong elements out of place at {row['size']} B")
+        rows.setdefault(label, {})[row["size"]] = {
+            "time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"],
+            "out_busbw": o["busbw_gbps"], "switch_cpu": r.get("switch_cpu_s_per_gb")}
+    return rows
 
 
 def main():
@@ -64,11 +73,11 @@ def main():
         got = {}
         for spec in a.variants:
             time.sleep(a.settle)
-            name, rows = run(spec)
-            got[name] = rows
-            print(f"round {rnd + 1}/{a.rounds} {name}: " + ", ".join(f"{s} B {v['time_us']:.0f} us"
-                                                                  for s, v in rows.items()), file=sys.stderr,
-                  flush=True)
+            for label, rows in run(spec).items():
+                got[label] = rows
+                print(f"round {rnd + 1}/{a.rounds} {label}: " + ", ".join(f"{s} B {v['time_us']:.0f} us"
+                                                                       for s, v in rows.items()), file=sys.stderr,
+                      flush=True)
         rounds.append(got)
 
     def spread(values, fmt):
@@ -77,7 +86,7 @@ def main():
     def human(size):
         return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
 
-    names = [s.split("=", 1)[0] for s in a.variants]
+    names = list(rounds[0])
     first = names[0]
     print(f"{a.rounds} interleaved rounds, in place, median (range)")
     print()
