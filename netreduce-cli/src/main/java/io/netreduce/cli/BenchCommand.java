@@ -60,6 +60,12 @@ public final class BenchCommand implements Callable<Integer> {
             description = io.netreduce.cli.allreduce.Workload.SECONDS_PER_SIZE_HELP)
     double secondsPerSize;
 
+    @Option(names = "--pause-ms", paramLabel = "MS", defaultValue = "0",
+            description = "Each rank sleeps this long before each timed call, outside the clock, as a training "
+                    + "loop computes between all-reduces (its ranks do not poll meanwhile); each size then times "
+                    + "exactly -n calls. Default ${DEFAULT-VALUE}: back to back.")
+    int pauseMillis;
+
     @Option(names = {"-W", "--warmup-seconds"}, paramLabel = "S", defaultValue = "3",
             description = io.netreduce.cli.allreduce.Workload.WARMUP_SECONDS_HELP)
     double warmupSeconds;

@@ -65,6 +65,7 @@ final class BenchRunner {
                 "--iters", String.valueOf(o.iterations), "--warmup", String.valueOf(o.warmup),
                 "--warmup-seconds", String.valueOf(warmupSeconds()),
                 "--seconds-per-size", String.valueOf(o.secondsPerSize),
+                "--pause-ms", String.valueOf(o.pauseMillis),
                 "--check", String.valueOf(o.check != 0), "--out-of-place", "true", "--in-place", "true",
                 "--transport", o.transport, "--mtu", String.valueOf(o.mtu)));
         LoopbackSubnet subnet = LoopbackSubnet.pick();
@@ -190,7 +191,8 @@ final class BenchRunner {
             }
             out.println(Json.write(new BenchReport("bench", ranks, algorithms, o.transport, o.mtu,
                     Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup,
-                    o.secondsPerSize, warmupSeconds(), o.check, BUSBW_CONVENTION, paired, wrong, avgBusbw)));
+                    o.secondsPerSize, warmupSeconds(), o.pauseMillis, o.check, BUSBW_CONVENTION, paired, wrong,
+                    avgBusbw)));
         } else {
             out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks%s, algorithm %s, transport %s, MTU %d%n",
                     String.valueOf(ranks), o.hosts.describe(), algorithms, o.transport, o.mtu);
@@ -201,6 +203,10 @@ final class BenchRunner {
             out.println("# busbw = " + BUSBW_CONVENTION);
             if (o.algorithms.size() > 1) {
                 out.println("# the algorithms' timed calls alternate in blocks in the same rank processes");
+            }
+            if (o.pauseMillis > 0) {
+                out.printf(Locale.ROOT, "# each rank sleeps %d ms before each timed call (outside the clock): exactly %d "
+                        + "calls per size%n", o.pauseMillis, o.iterations);
             }
             out.println("#");
             for (String a : o.algorithms) {
@@ -241,11 +247,12 @@ final class BenchRunner {
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
             List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);
-            if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0)) {
-                throw new IllegalArgumentException("--warmup-seconds and --seconds-per-size must not be negative");
+            if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0) || o.pauseMillis < 0) {
+                throw new IllegalArgumentException("--warmup-seconds, --seconds-per-size and --pause-ms must not be "
+                        + "negative");
             }
             return new Workload(o.algorithms, sizes, o.iterations, o.warmup, o.secondsPerSize,
-                    o.warmupSeconds, o.check != 0, true, true);
+                    o.warmupSeconds, o.check != 0, true, true, o.pauseMillis);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);
         }
@@ -256,7 +263,7 @@ final class BenchRunner {
 
     record BenchReport(String command, int ranks, String algorithm, String transport, int mtu, long minBytes,
                        long maxBytes, int stepFactor, int iterations, int warmup, double secondsPerSize,
-                       double warmupSeconds, int check,
+                       double warmupSeconds, int pauseMs, int check,
                        String busbwConvention,
                        List<BenchRow> rows, long wrongTotal, double avgBusbwGbps) {
     }

@@ -147,7 +147,7 @@ final class DemoRunner {
             }
             return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, o.secondsPerSize,
                     Workload.localWarmupSeconds(o.warmupSeconds, o.ranks),
-                    true, false, true);
+                    true, false, true, 0);
         } catch (IllegalArgumentException e) {
             throw new CliException(e.getMessage(), ExitCode.USAGE, e);
         }

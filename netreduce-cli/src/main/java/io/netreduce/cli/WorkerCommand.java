@@ -52,6 +52,9 @@ public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--seconds-per-size", defaultValue = "0")
     double secondsPerSize;
 
+    @Option(names = "--pause-ms", defaultValue = "0")
+    int pauseMillis;
+
     @Option(names = "--check", defaultValue = "true", arity = "1")
     boolean check;
 
@@ -100,8 +103,7 @@ public final class WorkerCommand implements Callable<Integer> {
     public Integer call() {
         ParentWatchdog.startIfChild();
         Workload workload = new Workload(algorithms, sizes, iterations, warmup, secondsPerSize, warmupSeconds, check,
-                outOfPlace,
-                inPlace);
+                outOfPlace, inPlace, pauseMillis);
         CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds);
         // Each rank drops its own packets, from its own seed derived from the user's.
         MeteredVerbsProvider.configure(transport, loss > 0

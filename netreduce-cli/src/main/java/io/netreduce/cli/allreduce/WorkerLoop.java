@@ -209,7 +209,7 @@ public final class WorkerLoop {
             t.wrong = Reference.countWrong(inPlace ? input : output, comm.size(), count);
         }
         // With time-based counts at least one warm-up call, to learn the pace from.
-        int warmups = workload.secondsPerSize() > 0 ? Math.max(1, workload.warmup()) : workload.warmup();
+        int warmups = workload.exactCounts() ? workload.warmup() : Math.max(1, workload.warmup());
         long warmupStart = System.nanoTime();
         warmUp(c, count, inPlace, warmups);
         t.iterations = agreeOnCounts(c, count, inPlace, warmups, System.nanoTime() - warmupStart);
@@ -243,6 +243,9 @@ public final class WorkerLoop {
                 long f0 = THREAD_CPU.getCurrentThreadCpuTime();
                 Reference.fill(input, comm.rank(), count);
                 refillCpu += THREAD_CPU.getCurrentThreadCpuTime() - f0;
+            }
+            if (workload.pauseMillis() > 0) {
+                pause(workload.pauseMillis());
             }
             long t0 = System.nanoTime();
             runOnce(c, count, inPlace);
@@ -307,7 +310,7 @@ public final class WorkerLoop {
      * every rank makes the same calls.
      */
     private int agreeOnCounts(Communicator c, int count, boolean inPlace, int warmups, long warmupNanos) {
-        if (workload.secondsPerSize() <= 0) {
+        if (workload.exactCounts()) {
             return workload.iterations();
         }
         if (comm.rank() == 0) {
@@ -320,6 +323,16 @@ public final class WorkerLoop {
         comm.broadcast(counts, 0);
         warmUp(c, count, inPlace, (int) counts.get(1));
         return (int) counts.get(0);
+    }
+
+    /** The compute phase of a training loop, stood in for by sleeping: no polling meanwhile. */
+    private static void pause(int millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted in the pause before a timed call", e);
+        }
     }
 
     private void runOnce(Communicator c, int count, boolean inPlace) {

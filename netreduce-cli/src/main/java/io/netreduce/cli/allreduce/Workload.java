@@ -7,12 +7,14 @@ import java.util.List;
  * least timed and warm-up iterations per size, the least time to spend timing each size
  * (more iterations where calls are fast; 0 for exactly {@code iterations}), the seconds of
  * untimed calls before the first size (so that the JIT compiler has compiled the hot
- * paths), whether to check results, and which placements to time. Rank 0's clock decides
- * the time-based counts.
+ * paths), whether to check results, which placements to time, and how long each rank
+ * sleeps before each timed call (outside the clock, as a training loop computes between
+ * all-reduces; a pause times exactly {@code iterations} calls). Rank 0's clock decides the
+ * time-based counts.
  */
 public record Workload(List<String> algorithms, List<Long> sizes, int iterations, int warmup,
                        double secondsPerSize, double warmupSeconds, boolean check, boolean outOfPlace,
-                       boolean inPlace) {
+                       boolean inPlace, int pauseMillis) {
     public Workload {
         if (sizes.isEmpty() || algorithms.isEmpty()) {
             throw new IllegalArgumentException("need at least one size and one algorithm");
@@ -28,9 +30,17 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
         if (iterations < 1 || warmup < 0 || !(warmupSeconds >= 0) || !(secondsPerSize >= 0)) {
             throw new IllegalArgumentException("iterations must be at least 1 and warm-up not negative");
         }
+        if (pauseMillis < 0) {
+            throw new IllegalArgumentException("the pause before each timed call must not be negative");
+        }
         if (!outOfPlace && !inPlace) {
             throw new IllegalArgumentException("time at least one placement");
         }
+    }
+
+    /** Whether each size times exactly {@link #iterations} calls (no time-based count). */
+    public boolean exactCounts() {
+        return secondsPerSize <= 0 || pauseMillis > 0;
     }
 
     /** The help text of the commands' {@code --seconds-per-size} (bench and demo). */

@@ -530,6 +530,23 @@ final class SoftDevice implements Device {
     }
 
 
+    /**
+     * Sends {@code qp}'s ACK that {@link #driveLocked} kept back, if it still is, under the
+     * protocol lock (the event loop, where it runs the protocol, keeps none back).
+     */
+    void releaseDeferredAck(SoftQueuePair qp) {
+        if (progress != null) {
+            progress.locked(qp.releaseAckTask);
+        }
+    }
+
+    /** The task of {@link #releaseDeferredAck}; the caller holds the protocol lock. */
+    void sendDeferredAckOf(SoftQueuePair qp) {
+        if (acksDeferred.remove(qp)) {
+            qp.sendDeferredAck(true);
+        }
+    }
+
     /** A blocking poller with nothing to do sleeps here, where callers drive ({@link CallerProgress#sleep}). */
     void sleep(long nanos, SoftCompletionQueue cq) {
         progress.sleep(nanos, cq, sendHeldAcks); // nobody will post for a while: the held ACKs go first

@@ -64,6 +64,8 @@ final class SoftQueuePair implements QueuePair {
     private byte[] receiveTemplate;
     private final AtomicBoolean pumpScheduled = new AtomicBoolean();
     private final Runnable pumpTask;
+    /** Sends the ACK the device kept back for this queue pair ({@link #releaseHeldAck}), under the protocol lock. */
+    final Runnable releaseAckTask;
     private final Runnable pumpNow = this::pump;
 
     private volatile QpState state = QpState.INIT;
@@ -88,6 +90,7 @@ final class SoftQueuePair implements QueuePair {
         this.fd = fd;
         this.loop = device.eventLoop();
         this.pumpTask = device.guarded(this::runPump);
+        this.releaseAckTask = () -> device.sendDeferredAckOf(this);
         this.sendCq = cq(device, attributes.sendCq(), "send");
         this.recvCq = cq(device, attributes.recvCq(), "receive");
         int sge = attributes.maxSge();
@@ -166,6 +169,11 @@ final class SoftQueuePair implements QueuePair {
     @Override
     public int mtu() {
         return attributes.mtu();
+    }
+
+    @Override
+    public void releaseHeldAck() {
+        device.releaseDeferredAck(this);
     }
 
     @Override

@@ -93,6 +93,13 @@ final class PolledProgress implements TcpProgressDriver {
         return idleNanos / IDLE_DRIVES;
     }
 
+    @Override
+    public void releaseHeldAck() {
+        if (ackHeld && qp.state() != QpState.CLOSED) {
+            drive(false);
+        }
+    }
+
     private boolean drive(boolean mayLeaveAck) {
         SocketChannel ch = channel;
         if (qp.state() == QpState.ERROR && !ch.isOpen()) {

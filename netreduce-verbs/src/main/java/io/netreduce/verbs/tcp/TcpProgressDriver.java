@@ -35,6 +35,10 @@ interface TcpProgressDriver {
      */
     long driveIfIdle(long now, long idleNanos);
 
+    /** Writes the ACK a poll held back for a reply to carry, if one is held ({@link io.netreduce.verbs.QueuePair#releaseHeldAck}). */
+    default void releaseHeldAck() {
+    }
+
     /** The queue pair is closed: stop (outside the lock). */
     void stop();
 }

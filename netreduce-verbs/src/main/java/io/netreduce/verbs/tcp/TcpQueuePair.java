@@ -156,6 +156,11 @@ final class TcpQueuePair implements QueuePair {
     }
 
     @Override
+    public void releaseHeldAck() {
+        progress.releaseHeldAck();
+    }
+
+    @Override
     public int mtu() {
         return attributes.mtu();
     }

@@ -501,6 +501,49 @@ public abstract class VerbsConformanceTest {
 
     // ------------------------------------------------------------------ ordering and volume
 
+    /**
+     * A queue pair that sends too may hold back the ACK of a receive for its next send to
+     * carry (a software provider's AckHold). Once its side has all it waits for and releases
+     * that ACK ({@link io.netreduce.verbs.QueuePair#releaseHeldAck}), the peer's send must
+     * complete although this side never polls again, as a collective that has finished and
+     * returned to an application that computes. Each round: B sends, A receives it and
+     * replies (its reply carries its ACK), B polls its send's completion and A's reply,
+     * releases and stops; A's reply must then complete promptly, not at the provider's idle
+     * drive (10 ms or more after B's last poll). The median of the rounds decides, so one
+     * descheduled thread does not.
+     */
+    @Test
+    void aReleasedAckLetsThePeersSendCompleteWhileThisSideStopsPolling() throws Exception {
+        try (ConnectedPair p = new ConnectedPair(fx)) {
+            MemoryRegion ma = p.a.region(128);
+            MemoryRegion mb = p.b.region(128);
+            long[] waitNanos = new long[15];
+            for (int round = 0; round < waitNanos.length; round++) {
+                p.a.qp.postRecv(recv(round, ma, 64, 64));
+                p.b.qp.postRecv(recv(round, mb, 64, 64));
+                SendRequest fromB = new SendRequest().wrId(round);
+                fromB.sgl().add(mb, 0, 64);
+                p.b.qp.postSend(fromB);
+                assertEquals(WcStatus.SUCCESS, p.a.pollRecv().status());
+                SendRequest reply = new SendRequest().wrId(round);
+                reply.sgl().add(ma, 0, 64);
+                p.a.qp.postSend(reply);
+                assertEquals(WcStatus.SUCCESS, p.b.pollSend().status());
+                assertEquals(WcStatus.SUCCESS, p.b.pollRecv().status());
+                p.b.qp.releaseHeldAck();
+                long t0 = System.nanoTime();
+                assertEquals(WcStatus.SUCCESS, p.a.pollSend().status());
+                waitNanos[round] = System.nanoTime() - t0;
+            }
+            long[] sorted = waitNanos.clone();
+            java.util.Arrays.sort(sorted);
+            long median = sorted[sorted.length / 2];
+            assertTrue(median < TimeUnit.MILLISECONDS.toNanos(5), "A's reply completed a median "
+                    + median / 1000 + " us after B released its ACK and stopped polling (rounds, us: "
+                    + java.util.Arrays.toString(java.util.Arrays.stream(waitNanos).map(n -> n / 1000).toArray()) + ")");
+        }
+    }
+
     @Test
     void manyMessagesInFlightCompleteInOrder() throws Exception {
         try (ConnectedPair p = new ConnectedPair(fx)) {

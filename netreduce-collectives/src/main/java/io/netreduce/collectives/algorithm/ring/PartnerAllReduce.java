@@ -270,13 +270,22 @@ final class PartnerAllReduce implements AutoCloseable {
         finish();
     }
 
-    /** Waits for this operation's sends, then reposts the receives it consumed. */
+    /**
+     * Waits for this operation's sends, then reposts the receives it consumed and lets go of
+     * the ACKs the partners' queue pairs hold back for a reply to carry: the caller may now
+     * compute for a long time, and a partner's last send completes only with that ACK (held,
+     * it waited for the provider's idle drive: 10-20 ms a call at P = 4, 4 KiB, with 20 ms of
+     * compute between calls, where the call itself takes 0.2 ms; docs/benchmarks.md).
+     */
     private void finish() {
         while (sendsDone < sendsPosted) {
             waitLevel = -1;
             poll();
         }
         repostConsumed();
+        for (QueuePair qp : partners) {
+            qp.releaseHeldAck();
+        }
     }
 
     /** Keeps {@link #SLOTS} receives per partner posted beyond the messages consumed. */
