@@ -290,6 +290,29 @@ class AllReduceCommandsTest {
     }
 
     /**
+     * --pause-ms sleeps before each timed call, as a training loop computes between
+     * all-reduces: each size times exactly -n calls (a time-based count would multiply the
+     * pauses), the results stay right, and a call's time leaves the pause out.
+     */
+    @Test
+    void benchPausesBeforeEachTimedCall() throws Exception {
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring", "--transport", transport(),
+                "-b", "4K", "-e", "4K", "-n", "3", "-w", "1", "-T", "0.1", "-W", "0.2", "--pause-ms", "50", "--json");
+        run.assertExit(ExitCode.OK);
+        JsonNode doc = JSON.readTree(run.stdout);
+        assertEquals(50, doc.get("pause_ms").asInt(), run.stdout);
+        for (JsonNode r : doc.get("rows")) {
+            for (String placement : List.of("out_of_place", "in_place")) {
+                JsonNode p = r.get(placement);
+                assertEquals(0, p.get("wrong").asLong(), r.toString());
+                assertEquals(3, p.get("iterations").asInt(), "exactly -n calls with a pause: " + r);
+                assertTrue(p.get("time_us").asDouble() < 50_000, "the pause is outside the clock: " + r);
+            }
+        }
+        run.assertNothingLeftBehind();
+    }
+
+    /**
      * By default a fast call is timed many more times than -n, to fill the time per size
      * (-T), after the JIT warm-up (-W); every rank makes the same calls, so the run ends
      * and the results are right.
