@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * every rank.
  */
 @Timeout(120)
+@SuppressWarnings("try")
 class ComputingRanksTest {
     private static final int COMPUTE_MS = 30;
     private static final int CALLS = 15;
