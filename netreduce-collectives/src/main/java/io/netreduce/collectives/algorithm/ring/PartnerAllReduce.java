@@ -274,8 +274,8 @@ final class PartnerAllReduce implements AutoCloseable {
      * Waits for this operation's sends, then reposts the receives it consumed and lets go of
      * the ACKs the partners' queue pairs hold back for a reply to carry: the caller may now
      * compute for a long time, and a partner's last send completes only with that ACK (held,
-     * it waited for the provider's idle drive: 10-20 ms a call at P = 4, 4 KiB, with 20 ms of
-     * compute between calls, where the call itself takes 0.2 ms; docs/benchmarks.md).
+     * it waited for the provider's idle drive: 10-18 ms a call at P = 4, 4 KiB, with 20 ms of
+     * compute between calls, against 1.1 ms released; docs/benchmarks.md, small tensors).
      */
     private void finish() {
         while (sendsDone < sendsPosted) {
