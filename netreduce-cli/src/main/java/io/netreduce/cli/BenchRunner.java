@@ -247,10 +247,6 @@ final class BenchRunner {
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
             List<Long> sizes = Sizes.range(Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor);
-            if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0) || o.pauseMillis < 0) {
-                throw new IllegalArgumentException("--warmup-seconds, --seconds-per-size and --pause-ms must not be "
-                        + "negative");
-            }
             return new Workload(o.algorithms, sizes, o.iterations, o.warmup, o.secondsPerSize,
                     o.warmupSeconds, o.check != 0, true, true, o.pauseMillis);
         } catch (IllegalArgumentException e) {

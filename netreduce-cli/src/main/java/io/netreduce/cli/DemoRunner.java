@@ -142,9 +142,6 @@ final class DemoRunner {
         RunChecks.check(o.algorithms, o.transport, o.loss);
         try {
             io.netreduce.wire.roce.PathMtu.check(o.mtu);
-            if (!(o.warmupSeconds >= 0) || !(o.secondsPerSize >= 0)) {
-                throw new IllegalArgumentException("--warmup-seconds and --seconds-per-size must not be negative");
-            }
             return new Workload(o.algorithms, Sizes.parseList(o.sizes), o.iterations, o.warmup, o.secondsPerSize,
                     Workload.localWarmupSeconds(o.warmupSeconds, o.ranks),
                     true, false, true, 0);

@@ -27,11 +27,18 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
                 throw new IllegalArgumentException("size too large for one tensor: " + s);
             }
         }
-        if (iterations < 1 || warmup < 0 || !(warmupSeconds >= 0) || !(secondsPerSize >= 0)) {
+        if (iterations < 1 || warmup < 0) {
             throw new IllegalArgumentException("iterations must be at least 1 and warm-up not negative");
         }
+        // Named as the commands name them (bench, demo and the workers take the same options).
+        if (!(warmupSeconds >= 0)) {
+            throw new IllegalArgumentException("--warmup-seconds must not be negative: " + warmupSeconds);
+        }
+        if (!(secondsPerSize >= 0)) {
+            throw new IllegalArgumentException("--seconds-per-size must not be negative: " + secondsPerSize);
+        }
         if (pauseMillis < 0) {
-            throw new IllegalArgumentException("the pause before each timed call must not be negative");
+            throw new IllegalArgumentException("--pause-ms must not be negative: " + pauseMillis);
         }
         if (!outOfPlace && !inPlace) {
             throw new IllegalArgumentException("time at least one placement");
@@ -61,7 +68,9 @@ public record Workload(List<String> algorithms, List<Long> sizes, int iterations
      * size: given 3 s, it took 1.1-3.4x its time after a 10 s warm-up).
      */
     public static double localWarmupSeconds(double asked, int localRanks) {
-        return asked * Math.max(1.0, (double) localRanks / Runtime.getRuntime().availableProcessors());
+        // A bad value passes through unscaled, so that the refusal quotes what the user gave.
+        double perCore = (double) localRanks / Runtime.getRuntime().availableProcessors();
+        return asked > 0 ? asked * Math.max(1.0, perCore) : asked;
     }
 
     public long maxSize() {
