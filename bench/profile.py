@@ -17,12 +17,13 @@ component by its stack:
   kernel, other         system calls, the network stack, scheduling, everything else in the kernel
   user, other           the rest: the JVM, Java code, spinning
 
-With ring and netreduce in the same run it prints, for each component, the samples per
-call of each and netreduce's against the ring's per byte on the wire (a netreduce rank
-sends and receives the tensor once, a ring rank 2(P-1)/P times), then the floors: a
-netreduce rank's CPU if it paid per wire byte what a ring rank pays for everything but
-its sums, and the busbw against the ring that the host's cores allow when every process
-is CPU-bound (P ring ranks against P netreduce ranks plus the switch).
+It prints each component's CPU milliseconds per call over all ranks (a sample is 1 ms).
+With ring and netreduce in the same run it adds netreduce's cost against the ring's per
+byte on the wire (a netreduce rank sends and receives the tensor once, a ring rank
+2(P-1)/P times), then the floors: a netreduce rank's CPU if it paid per wire byte what a
+ring rank pays for everything but its sums, and the busbw against the ring that the host's
+cores allow when every process is CPU-bound (P ring ranks against P netreduce ranks plus
+the switch).
 
   bench/profile.py                                  # P = 4, 64 MiB, soft, ring against netreduce
   bench/profile.py --ranks 2 --transport tcp --algorithms ring --bytes 64M
