@@ -10,7 +10,8 @@ variant's in the same round, and its out-of-place busbw against its in-place bus
 same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
 that times several algorithms in the same processes (`--algorithm ring,netreduce`) gives a
 row per algorithm, named "NAME ALGORITHM", so that listing it first compares them within
-each run: the steadiest comparison this machine allows.
+each run: the steadiest comparison this machine allows. The same holds for settings:
+`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288` times both in the same processes.
 
   bench/rounds.py --rounds 3 \\
     'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\

@@ -24,6 +24,7 @@ import picocli.CommandLine.Spec;
             "  netreduce bench --local 4 -b 4K -e 64M -f 2",
             "  netreduce bench --local 2 --algorithm ring -n 50 -w 10 --json",
             "  netreduce bench --local 4 --algorithm netreduce,ring -b 64M -e 64M   (both in the same run)",
+            "  netreduce bench --local 2 --algorithm ring,ring@NETREDUCE_RING_WINDOW=8 --transport tcp   (two settings)",
             "  netreduce bench --local 4 --switch 127.0.0.100:4791,127.0.0.1:7100  (a running switch)",
             "  NETREDUCE_RANK=0 NETREDUCE_WORLD_SIZE=2 NETREDUCE_MASTER_ADDR=127.0.0.1 \\",
             "    NETREDUCE_MASTER_PORT=29500 netreduce bench                         (one rank of two)"
@@ -74,8 +75,9 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Check results against a reference (the #wrong columns). Default ${DEFAULT-VALUE}.")
     int check;
 
-    @Option(names = "--algorithm", paramLabel = "NAME", split = ",", defaultValue = "netreduce",
-            description = "netreduce (through a switch) or ring. Several (with --local) are timed in the same rank "
+    @Option(names = "--algorithm", paramLabel = "NAME[@KEY=VALUE...]", split = ",", defaultValue = "netreduce",
+            description = "netreduce (through a switch) or ring, optionally with settings of its own, as "
+                    + "ring@NETREDUCE_RING_MESSAGE_BYTES=524288. Several (with --local) are timed in the same rank "
                     + "processes, their calls in alternating blocks, and compared at the end. Default ${DEFAULT-VALUE}.")
     List<String> algorithms;
 

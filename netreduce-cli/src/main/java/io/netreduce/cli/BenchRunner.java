@@ -2,6 +2,7 @@ package io.netreduce.cli;
 
 import io.netreduce.collectives.EnvironmentVariables;
 
+import io.netreduce.cli.allreduce.AlgorithmVariant;
 import io.netreduce.cli.allreduce.LocalCluster;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
@@ -17,6 +18,7 @@ import io.netreduce.cli.allreduce.Workload;
 import io.netreduce.collectives.Collectives;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
+import io.netreduce.collectives.algorithm.netreduce.NetReduceAlgorithm;
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.FaultPlan;
 import java.io.PrintWriter;
@@ -75,7 +77,7 @@ final class BenchRunner {
         if (CliLogging.verbose()) {
             args.add("--verbose");
         }
-        boolean needSwitch = o.algorithms.contains("netreduce");
+        boolean needSwitch = AlgorithmVariant.anyRuns(o.algorithms, NetReduceAlgorithm.NAME);
         // A switch named in the environment (NETREDUCE_SWITCH) reaches the workers as is.
         boolean switchGiven = o.switchAddress != null || System.getenv(EnvironmentVariables.SWITCH) != null;
         try (DemoSwitch sw = needSwitch && !switchGiven ? DemoSwitch.start(progress, subnet) : null) {
@@ -101,12 +103,13 @@ final class BenchRunner {
             throw new CliException("several algorithms in one run need --local (joined through a launcher, a rank "
                     + "has one rendezvous address): run one bench per algorithm", ExitCode.USAGE, null);
         }
-        String algorithm = o.algorithms.get(0);
+        AlgorithmVariant variant = AlgorithmVariant.parse(o.algorithms.get(0));
+        String algorithm = variant.algorithm();
         CommunicatorConfig.Builder b = WorkerCommand.WorkerSetup.config(o.transport, o.mtu,
                 o.switchAddress == null ? null : o.switchAddress.split(",")[0],
                 o.switchAddress == null || !o.switchAddress.contains(",") ? null
                         : controlUrl(o.switchAddress.split(",")[1]),
-                60).toBuilder().algorithm(algorithm);
+                60, variant.settings()).toBuilder().algorithm(algorithm);
         MeteredVerbsProvider.configure(o.transport, FaultPlan.NONE);
         List<Row> rows = new ArrayList<>();
         CommunicatorConfig config = b.build();
@@ -114,7 +117,7 @@ final class BenchRunner {
             WorkerCommand.WorkerSetup.refuseFallback(comm, algorithm);
             joinedSize = comm.size();
             FloatBuffer stats = FloatBuffer.allocate(STATS + 2 * Counter.values().length);
-            new WorkerLoop(algorithm, comm, SwitchCpu.of(config), workload, r -> rows.add(combine(comm, stats, r)))
+            new WorkerLoop(variant.label(), comm, SwitchCpu.of(config), workload, r -> rows.add(combine(comm, stats, r)))
                     .run();
             return comm.rank() == 0 ? rows : null;
         }

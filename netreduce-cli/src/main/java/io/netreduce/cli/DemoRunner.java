@@ -1,5 +1,6 @@
 package io.netreduce.cli;
 
+import io.netreduce.cli.allreduce.AlgorithmVariant;
 import io.netreduce.cli.allreduce.LocalCluster;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.Progress;
@@ -138,6 +139,12 @@ final class DemoRunner {
         }
         if (!(o.loss >= 0 && o.loss < 1)) {
             throw new CliException("--loss must be in [0, 1): " + o.loss, ExitCode.USAGE, null);
+        }
+        for (String a : o.algorithms) {
+            if (a.contains(AlgorithmVariant.SEPARATOR)) {
+                throw new CliException("--algorithms " + a + ": the demo runs each algorithm as configured; time "
+                        + "settings against each other with bench --algorithm NAME,NAME@KEY=VALUE", ExitCode.USAGE, null);
+            }
         }
         RunChecks.check(o.algorithms, o.transport, o.loss);
         try {

@@ -1,5 +1,6 @@
 package io.netreduce.cli;
 
+import io.netreduce.cli.allreduce.AlgorithmVariant;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.MeteredVerbsProvider;
 import io.netreduce.cli.allreduce.RankResult;
@@ -16,7 +17,9 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -104,7 +107,7 @@ public final class WorkerCommand implements Callable<Integer> {
         ParentWatchdog.startIfChild();
         Workload workload = new Workload(algorithms, sizes, iterations, warmup, secondsPerSize, warmupSeconds, check,
                 outOfPlace, inPlace, pauseMillis);
-        CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds);
+        CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds, Map.of());
         // Each rank drops its own packets, from its own seed derived from the user's.
         MeteredVerbsProvider.configure(transport, loss > 0
                 ? FaultPlan.loss(lossSeed * 1_000_003L + base.rank(), loss) : FaultPlan.NONE);
@@ -121,8 +124,10 @@ public final class WorkerCommand implements Callable<Integer> {
         try {
             List<WorkerLoop.Member> members = new ArrayList<>();
             for (int i = 0; i < algorithms.size(); i++) {
-                String algorithm = algorithms.get(i);
-                CommunicatorConfig.Builder b = base.toBuilder().algorithm(algorithm);
+                AlgorithmVariant variant = AlgorithmVariant.parse(algorithms.get(i));
+                String algorithm = variant.algorithm();
+                CommunicatorConfig.Builder b = (variant.settings().isEmpty() ? base : WorkerSetup.config(transport, mtu,
+                        switchData, switchControl, opTimeoutSeconds, variant.settings())).toBuilder().algorithm(algorithm);
                 if (rendezvousPorts != null && i < rendezvousPorts.size()) {
                     b.masterPort(rendezvousPorts.get(i));
                 }
@@ -133,7 +138,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 Communicator comm = Collectives.open(config);
                 open.add(comm);
                 WorkerSetup.refuseFallback(comm, algorithm);
-                members.add(new WorkerLoop.Member(algorithm, comm, SwitchCpu.of(config)));
+                members.add(new WorkerLoop.Member(variant.label(), comm, SwitchCpu.of(config)));
             }
             new WorkerLoop(members, workload, r -> {
                 out.println(RankResult.PREFIX + Json.line(r));
@@ -178,8 +183,10 @@ public final class WorkerCommand implements Callable<Integer> {
         }
 
         static CommunicatorConfig config(String transport, int mtu, String switchData, String switchControl,
-                                         int opTimeoutSeconds) {
-            CommunicatorConfig.Builder b = CommunicatorConfig.fromEnvironment().toBuilder()
+                                         int opTimeoutSeconds, Map<String, String> settings) {
+            Map<String, String> env = new HashMap<>(System.getenv());
+            env.putAll(settings); // an algorithm variant's own settings over the process's
+            CommunicatorConfig.Builder b = CommunicatorConfig.fromEnvironment(env).toBuilder()
                     .transport(MeteredVerbsProvider.NAME).mtu(mtu).timeout(Duration.ofSeconds(opTimeoutSeconds));
             if (switchData != null) {
                 InetSocketAddress data = Addresses.parse(switchData, 4791);

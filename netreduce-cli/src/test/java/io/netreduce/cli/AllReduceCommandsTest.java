@@ -282,6 +282,48 @@ class AllReduceCommandsTest {
         run.assertNothingLeftBehind();
     }
 
+    /**
+     * An algorithm with settings of its own is a group of its own in the same rank processes,
+     * timed against the plain one in alternating blocks, and the setting takes effect there
+     * alone: with 64 KiB messages instead of 256 KiB the variant's ring sends four times the
+     * messages per call for the same tensor, and both sums are exact.
+     */
+    @Test
+    void benchTimesAnAlgorithmAgainstItsOwnVariantInTheSameRun() throws Exception {
+        String variant = "ring@NETREDUCE_RING_MESSAGE_BYTES=65536";
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring," + variant, "--transport", transport(),
+                "-b", "1M", "-e", "1M", "-n", "3", "-w", "1", "-T", "0", "-W", "0", "--json");
+        run.assertExit(ExitCode.OK);
+        JsonNode rows = JSON.readTree(run.stdout).get("rows");
+        assertEquals(2, rows.size(), run.stdout);
+        long[] messages = new long[2];
+        for (int i = 0; i < 2; i++) {
+            JsonNode p = rows.get(i).get("in_place");
+            assertEquals(i == 0 ? "ring" : variant, p.get("algorithm").asText(), rows.get(i).toString());
+            for (String placement : List.of("out_of_place", "in_place")) {
+                assertEquals(0, rows.get(i).get(placement).get("wrong").asLong(), rows.get(i).toString());
+            }
+            messages[i] = p.get("transport_counters").path("messages_sent").asLong();
+            assertTrue(messages[i] > 0, rows.get(i).toString());
+        }
+        assertTrue(messages[1] >= 3 * messages[0], "64 KiB messages: about 4x the messages of 256 KiB ones, got "
+                + messages[1] + " against " + messages[0]);
+        run.assertNothingLeftBehind();
+    }
+
+    @Test
+    void benchRefusesAVariantSettingOutsideTheAlgorithmsOwn() {
+        CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring,ring@NETREDUCE_RANK=1");
+        run.assertExit(ExitCode.USAGE);
+        assertEquals(1, run.stderr.lines().count(), run.describe());
+        assertTrue(run.stderr.contains("NETREDUCE_RANK") && run.stderr.contains("NETREDUCE_RING_MESSAGE_BYTES"),
+                run.describe());
+        CliRun bad = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring,ring@NETREDUCE_RING_MESSAGE_BYTES=6");
+        bad.assertExit(ExitCode.USAGE);
+        assertEquals(1, bad.stderr.lines().count(), bad.describe());
+        assertTrue(bad.stderr.contains("'ring@NETREDUCE_RING_MESSAGE_BYTES=6'"), bad.describe());
+    }
+
     @Test
     void benchRefusesAnAlgorithmNamedTwice() {
         CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring,ring");

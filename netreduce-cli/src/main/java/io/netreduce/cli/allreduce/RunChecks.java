@@ -2,6 +2,7 @@ package io.netreduce.cli.allreduce;
 
 import io.netreduce.cli.CliException;
 import io.netreduce.cli.ExitCode;
+import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.algorithm.Algorithms;
 import io.netreduce.collectives.algorithm.ElementType;
@@ -14,14 +15,28 @@ import java.util.List;
 
 /**
  * What {@code demo} and {@code bench} check before they start a switch and workers: known
- * algorithms, a transport that can run here and carry each of them, and loss only where
+ * algorithms (and settings a variant may change, with values the library takes), a transport that can run here and carry each of them, and loss only where
  * the transport can inject it. Each refusal is one line that says what to use instead.
  */
 public final class RunChecks {
     private RunChecks() {
     }
 
-    public static void check(List<String> algorithms, String transportName, double loss) {
+    public static void check(List<String> entries, String transportName, double loss) {
+        List<AlgorithmVariant> variants;
+        try {
+            variants = AlgorithmVariant.parseAll(entries);
+        } catch (IllegalArgumentException e) {
+            throw new CliException("--algorithm " + e.getMessage(), ExitCode.USAGE, e);
+        }
+        for (AlgorithmVariant v : variants) {
+            try {
+                CommunicatorConfig.fromEnvironment(v.settings()); // refuses a value the library would not take
+            } catch (IllegalArgumentException e) {
+                throw new CliException("--algorithm '" + v.label() + "': " + e.getMessage(), ExitCode.USAGE, e);
+            }
+        }
+        List<String> algorithms = variants.stream().map(AlgorithmVariant::algorithm).toList();
         for (String a : algorithms) {
             if (!Algorithms.isKnown(a)) {
                 throw new CliException("unknown algorithm '" + a + "' (" + String.join(", ", Algorithms.names()) + ")",
