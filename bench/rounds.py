@@ -8,10 +8,10 @@ per variant and size, the median and range over rounds of the in-place time per 
 busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
 variant's in the same round, and its out-of-place busbw against its in-place busbw of the
 same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
-that times several algorithms in the same processes (`--algorithm ring,netreduce`) gives a
-row per algorithm, named "NAME ALGORITHM", so that listing it first compares them within
-each run: the steadiest comparison this machine allows. The same holds for settings:
-`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288` times both in the same processes.
+that times several algorithms in the same processes (`--algorithm ring,netreduce`), or one
+algorithm with several settings (`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288`),
+gives a row per entry, named "NAME ENTRY", each compared with the first entry of the same
+run: the steadiest comparison this machine allows.
 
   bench/rounds.py --rounds 3 \\
     'netreduce=--local 4 --algorithm netreduce --transport soft -b 64M -e 64M -n 5 -w 2 -T 0' \\
@@ -70,12 +70,14 @@ def main():
     ap.add_argument("variants", nargs="+", help="NAME=[KEY=VALUE ...] BENCH ARGS")
     a = ap.parse_args()
     rounds = []
+    run_of = {}  # row label -> the variant whose run produced it
     for rnd in range(a.rounds):
         got = {}
         for spec in a.variants:
             time.sleep(a.settle)
             for label, rows in run(spec).items():
                 got[label] = rows
+                run_of[label] = spec.split("=", 1)[0]
                 print(f"round {rnd + 1}/{a.rounds} {label}: " + ", ".join(f"{s} B {v['time_us']:.0f} us"
                                                                        for s, v in rows.items()), file=sys.stderr,
                       flush=True)
@@ -89,17 +91,24 @@ def main():
 
     names = list(rounds[0])
     first = names[0]
+    # A row is compared with the first row of its own run when that run timed several
+    # algorithms or settings in the same processes, else with the first variant's.
+    reference = {}
+    for name in names:
+        same_run = [n for n in names if run_of[n] == run_of[name]]
+        reference[name] = same_run[0] if len(same_run) > 1 else first
+    against = first if len(set(reference.values())) == 1 else "the first of its run"
     print(f"{a.rounds} interleaved rounds, in place, median (range)")
     print()
-    print(f"| variant | size | time µs | busbw GB/s | × {first}'s busbw | CPU s/GB per rank | × {first}'s CPU "
+    print(f"| variant | size | time µs | busbw GB/s | × {against}'s busbw | CPU s/GB per rank | × {against}'s CPU "
           "| out of place busbw × in place | switch CPU s/GB |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in names:
         for size in rounds[0][name]:
             res = [r[name][size] for r in rounds]
-            base = [r[first][size] for r in rounds]
-            vs = "" if name == first else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
-            cvs = "" if name == first else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
+            base = [r[reference[name]][size] for r in rounds]
+            vs = "" if name == reference[name] else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
+            cvs = "" if name == reference[name] else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
             sw = [x["switch_cpu"] for x in res if x["switch_cpu"] is not None]
             print(f"| {name} | {human(size)} | {spread([x['time_us'] for x in res], '%.1f')} "
                   f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "
