@@ -6,7 +6,7 @@ environment settings (KEY=VALUE ...) for the run; every round runs every variant
 after the other, so that a slow spell of a shared machine hits all alike. The table gives,
 per variant and size, the median and range over rounds of the in-place time per call,
 busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
-variant's in the same round, and its out-of-place busbw against its in-place busbw of the
+variant's in the same round (or against its own run's first entry, below), and its out-of-place busbw against its in-place busbw of the
 same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
 that times several algorithms in the same processes (`--algorithm ring,netreduce`), or one
 algorithm with several settings (`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288`),
@@ -58,7 +58,7 @@ def run(spec):
         rows.setdefault(label, {})[row["size"]] = {
             "time_us": r["time_us"], "busbw": r["busbw_gbps"], "cpu": r["cpu_s_per_gb"],
             "out_busbw": o["busbw_gbps"], "switch_cpu": r.get("switch_cpu_s_per_gb")}
-    return rows
+    return name, rows
 
 
 def main():
@@ -75,9 +75,10 @@ def main():
         got = {}
         for spec in a.variants:
             time.sleep(a.settle)
-            for label, rows in run(spec).items():
+            name, by_label = run(spec)
+            for label, rows in by_label.items():
                 got[label] = rows
-                run_of[label] = spec.split("=", 1)[0]
+                run_of[label] = name
                 print(f"round {rnd + 1}/{a.rounds} {label}: " + ", ".join(f"{s} B {v['time_us']:.0f} us"
                                                                        for s, v in rows.items()), file=sys.stderr,
                       flush=True)
