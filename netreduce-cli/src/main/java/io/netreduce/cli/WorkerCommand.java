@@ -126,8 +126,8 @@ public final class WorkerCommand implements Callable<Integer> {
             for (int i = 0; i < algorithms.size(); i++) {
                 AlgorithmVariant variant = AlgorithmVariant.parse(algorithms.get(i));
                 String algorithm = variant.algorithm();
-                CommunicatorConfig.Builder b = (variant.settings().isEmpty() ? base : WorkerSetup.config(transport, mtu,
-                        switchData, switchControl, opTimeoutSeconds, variant.settings())).toBuilder().algorithm(algorithm);
+                CommunicatorConfig.Builder b = WorkerSetup.config(transport, mtu, switchData, switchControl,
+                        opTimeoutSeconds, variant.settings()).toBuilder().algorithm(algorithm);
                 if (rendezvousPorts != null && i < rendezvousPorts.size()) {
                     b.masterPort(rendezvousPorts.get(i));
                 }
