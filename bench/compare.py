@@ -12,12 +12,17 @@ tensor per rank (each rank process's CPU time over the timed loop; for netreduce
 switch's own CPU is not included), and each netreduce configuration's busbw, time and
 CPU against the peers measured in the same round.
 
-At P = 2 each round also runs bench/tcp_exchange.c: both sides send and receive the bytes of
-a P = 2 all-reduce at once over one loopback TCP connection, in C and without reducing, the
-kernel's floor for any all-reduce over TCP at P = 2 (a row of its own, not a peer). Its
-connection gets the congestion control netreduce's tcp provider gives its own (cubic where the
-system's default is bbr); Open MPI and Gloo keep the system's, which they have no setting for
-(the table's header says when the two differ).
+At P = 2 each round also runs bench/tcp_exchange.c twice, rows of their own (not peers): once
+with both sides sending and receiving the bytes of a P = 2 all-reduce at once over one
+loopback TCP connection, in C and without reducing, the kernel's floor for any all-reduce
+over TCP at P = 2; once as a P = 2 all-reduce in C (its "reduce" mode: the pipelined
+reduce-scatter and all-gather of netreduce's ring, 256 KiB pieces summed as they land,
+without framing, ACKs or a JVM), what an exact all-reduce over the same connection costs
+at the least. Both sleep in poll() when they wait, so they are floors for large sizes only
+(small ones pay a wake-up per step). Their CPU is each process's over the timed rounds.
+Their connection gets the congestion control netreduce's tcp provider gives its own (cubic
+where the system's default is bbr); Open MPI and Gloo keep the system's, which they have no
+setting for (the table's header says when the two differ).
 
 Timed calls per size: at least --iters, and for the peers as many as 256 MiB of tensor
 (a 4 KiB call 20000 times), a quarter of that warming up first; netreduce bench times
@@ -47,7 +52,6 @@ Needs: openmpi-bin libopenmpi-dev libgloo-dev g++ (Debian packages) and python3.
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -67,6 +71,9 @@ PEERS = ("Open MPI", "Gloo")
 # with --hosts 1 (its shared-memory transport); Gloo has no shared-memory transport.
 SHM_MPI_FLAGS = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "vader,self"]
 FLOOR = "kernel floor: C exchange, no reduction"
+C_RING = "C all-reduce: the ring at P = 2 in C"
+# bench/tcp_exchange.c's piece for its all-reduce: netreduce's ring message size, summed in L2.
+C_RING_PIECE = 256 << 10
 
 
 def size_bytes(text):
@@ -88,7 +95,7 @@ def build():
     subprocess.run(["mpicc", "-O2", "-o", f"{OUT}/mpi_allreduce", f"{HERE}/mpi_allreduce.c"], check=True)
     subprocess.run(["g++", "-O2", "-std=c++17", "-o", f"{OUT}/gloo_allreduce", f"{HERE}/gloo_allreduce.cc",
                     "-lgloo", "-lpthread"], check=True)
-    subprocess.run(["cc", "-O2", "-o", f"{OUT}/tcp_exchange", f"{HERE}/tcp_exchange.c"], check=True)
+    subprocess.run(["cc", "-O3", "-march=native", "-o", f"{OUT}/tcp_exchange", f"{HERE}/tcp_exchange.c"], check=True)
 
 
 def busbw(nbytes, time_us, p):
@@ -141,20 +148,18 @@ def floor_congestion():
         return None
 
 
-def tcp_floor(nbytes, rounds):
-    """bench/tcp_exchange.c: the bytes of a P = 2 all-reduce both ways over one loopback TCP
-    connection, in C, without reducing: the kernel's floor for any P = 2 all-reduce over TCP,
-    on a connection with the congestion control netreduce's would have."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cc = floor_congestion()
-    out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, 1 << 20)), str(rounds)]
-                         + ([cc] if cc else []), check=True, capture_output=True, text=True, timeout=900)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    _, _, _, med_ms, _, _ = out.stdout.split()
+def tcp_floor(nbytes, rounds, reduce=False):
+    """bench/tcp_exchange.c over one loopback TCP connection with the congestion control
+    netreduce's would have: the bytes of a P = 2 all-reduce both ways, in C, without
+    reducing (the kernel's floor for any P = 2 all-reduce over TCP), or with reduce=True a
+    P = 2 all-reduce in C, checked exact by the program itself."""
+    cc = floor_congestion() or "system"
+    piece = C_RING_PIECE if reduce else 1 << 20
+    out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, piece)), str(rounds), cc]
+                         + (["reduce"] if reduce else []), check=True, capture_output=True, text=True, timeout=900)
+    _, _, _, med_ms, _, _, cpu = out.stdout.split()
     t = float(med_ms) * 1e3
-    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / 2  # per process
-    return {"time_us": t, "busbw": busbw(nbytes, t, 2), "wrong": 0,
-            "cpu_s_per_gb": cpu / ((rounds + 3) * nbytes / 1e9)}  # tcp_exchange runs 3 untimed rounds first
+    return {"time_us": t, "busbw": busbw(nbytes, t, 2), "wrong": 0, "cpu_s_per_gb": float(cpu) / (nbytes / 1e9)}
 
 
 def netreduce(p, sizes, iters, warmup, seconds, warmup_seconds, algorithm, transport, extra=()):
@@ -220,6 +225,8 @@ def main():
                 if p == 2:
                     time.sleep(a.settle)
                     got[s][FLOOR] = tcp_floor(s, timed)
+                    time.sleep(a.settle)
+                    got[s][C_RING] = tcp_floor(s, timed, reduce=True)
             for c in configs:
                 algorithm, transport = c.split("/")
                 extra = ("--hosts", "1") if a.one_host else ()

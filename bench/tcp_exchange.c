@@ -5,8 +5,9 @@
  * all-gather, each way), with no reduction at all. One thread per process drives a
  * non-blocking socket with poll(), writing and reading CHUNK bytes per call, as Open MPI's
  * TCP transport and netreduce's polled tcp provider do. Prints
- *   bytes chunk rounds ms_per_round_median ms_min busbw_GBps_at_median
- * where busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES). A fourth
+ *   bytes chunk rounds ms_per_round_median ms_min busbw_GBps_at_median cpu_s_per_round
+ * where cpu_s_per_round is each process's CPU time over the timed rounds only, per round
+ * (the two processes' mean), and busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES). A fourth
  * argument sets the connection's congestion control (TCP_CONGESTION), as netreduce's tcp
  * provider does where the system's default is bbr (bench/compare.py passes the same one).
  * A fifth, "splice", sends without the kernel's copy into socket buffers: vmsplice maps each
@@ -15,8 +16,18 @@
  * byte instead of two; the source must then stay unchanged until the peer has read it,
  * which this program's never-written source does).
  *
- *   cc -O2 -o tcp_exchange tcp_exchange.c
- *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice]]
+ * The fifth argument "reduce" makes each round a real P = 2 all-reduce of BYTES of floats,
+ * in place: each side sends the half its peer reduces, reads the peer's copy of its own
+ * half CHUNK by CHUNK into a staging CHUNK and adds it into the tensor while the staging is
+ * still in cache, sends each summed CHUNK back at once, and reads the peer's summed half
+ * straight into the tensor: the pipelined reduce-scatter and all-gather of netreduce's ring
+ * at P = 2, without its framing, ACKs or JVM. The tensor is refilled before each round and
+ * checked exact after it, outside the clock. Build it with -O3 -march=native so that the
+ * sum is vectorised, as netreduce's is. In both modes the two sides meet (one byte each
+ * way) before every round, so that neither times the other's refill.
+ *
+ *   cc -O3 -march=native -o tcp_exchange tcp_exchange.c
+ *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice|reduce]]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -94,9 +105,91 @@ static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
     }
 }
 
+/* With "reduce": the summing loop, vectorised at -O3. */
+static void add_into(float *restrict dst, const float *restrict src, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] += src[i];
+}
+
+/*
+ * One in-place P = 2 all-reduce of `bytes` (a multiple of 8) in `tensor`. Rank 0 reduces the
+ * first half, rank 1 the second. Outgoing stream: the peer's half as it is, then this rank's
+ * half as it gets summed. Incoming stream: the peer's copy of this rank's half (staged and
+ * added), then the peer's summed half (read into place: this rank wrote its raw copy of
+ * those bytes out before the peer could have summed them).
+ */
+static void allreduce2(int fd, char *tensor, char *stage, size_t bytes, size_t chunk, int rank) {
+    size_t half = bytes / 2, total = 2 * half;
+    char *mine = tensor + (rank == 0 ? 0 : half), *theirs = tensor + (rank == 0 ? half : 0);
+    size_t sent = 0, got = 0, staged = 0, summed = 0;
+    while (sent < total || got < total) {
+        size_t sendable = sent < half ? half - sent : summed - (sent - half);
+        struct pollfd p = {fd, (short)((got < total ? POLLIN : 0) | (sendable ? POLLOUT : 0)), 0};
+        if (poll(&p, 1, 1000) < 0) die("poll");
+        if (got < half) {
+            size_t piece = half - (got - staged) < chunk ? half - (got - staged) : chunk;
+            ssize_t r = read(fd, stage + staged, piece - staged);
+            if (r > 0) {
+                got += r;
+                staged += r;
+                if (staged == piece) {
+                    add_into((float *)(mine + summed), (const float *)stage, piece / sizeof(float));
+                    summed += piece;
+                    staged = 0;
+                }
+            } else if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
+            else if (errno != EAGAIN) die("read");
+        } else if (got < total) {
+            size_t want = total - got < chunk ? total - got : chunk;
+            ssize_t r = read(fd, theirs + (got - half), want);
+            if (r > 0) got += r;
+            else if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
+            else if (errno != EAGAIN) die("read");
+        }
+        sendable = sent < half ? half - sent : summed - (sent - half);
+        if (sendable) {
+            const char *from = sent < half ? theirs + sent : mine + (sent - half);
+            ssize_t w = write(fd, from, sendable < chunk ? sendable : chunk);
+            if (w > 0) sent += w;
+            else if (w < 0 && errno != EAGAIN) die("write");
+        }
+    }
+}
+
+/* With "reduce": rank r's element i is (i % 1024) * (r + 1), so every sum is exact and 3 * (i % 1024). */
+static void fill(float *t, size_t n, int rank) {
+    for (size_t i = 0; i < n; i++) t[i] = (float)(i % 1024) * (rank + 1);
+}
+
+static size_t wrong(const float *t, size_t n) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += t[i] != (float)(i % 1024) * 3;
+    return bad;
+}
+
+/* Both sides meet before each round, outside the clock: one byte each way. */
+static void barrier(int fd) {
+    char b = 'b';
+    int sent = 0, got = 0;
+    while (!sent || !got) {
+        struct pollfd p = {fd, (short)((got ? 0 : POLLIN) | (sent ? 0 : POLLOUT)), 0};
+        if (poll(&p, 1, 1000) < 0) die("poll");
+        if (!sent && write(fd, &b, 1) == 1) sent = 1;
+        ssize_t r = got ? 0 : read(fd, &b, 1);
+        if (r == 1) got = 1;
+        else if (r == 0 && !got) { fprintf(stderr, "peer closed\n"); exit(1); }
+        else if (r < 0 && errno != EAGAIN) die("read");
+    }
+}
+
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice]]\n", argv[0]);
+        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice|reduce]]\n", argv[0]);
         return 2;
     }
     size_t bytes = strtoull(argv[1], 0, 10), chunk = strtoull(argv[2], 0, 10);
@@ -123,22 +216,46 @@ int main(int argc, char **argv) {
         && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, argv[4], strlen(argv[4])) != 0) die("TCP_CONGESTION");
     fcntl(fd, F_SETFL, O_NONBLOCK);
     use_splice = argc > 5 && strcmp(argv[5], "splice") == 0;
+    int reduce = argc > 5 && strcmp(argv[5], "reduce") == 0;
+    if (reduce && bytes % 8 != 0) {
+        fprintf(stderr, "reduce: BYTES must be a multiple of 8\n");
+        return 2;
+    }
     if (use_splice && (pipe(pipe_fd) != 0 || fcntl(pipe_fd[1], F_SETPIPE_SZ, (int)chunk) < 0)) die("pipe");
-    char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, bytes);
+    int rank = child == 0;
+    char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, reduce ? chunk : bytes);
     memset(out, 1, bytes);
-    memset(in, 2, bytes);
-    double *ms = calloc(rounds, sizeof *ms);
-    for (int w = 0; w < 3; w++) exchange(fd, out, in, bytes, chunk); /* warm-up */
-    for (int r = 0; r < rounds; r++) {
-        double t0 = now_ms();
-        exchange(fd, out, in, bytes, chunk);
-        ms[r] = now_ms() - t0;
+    memset(in, 2, reduce ? chunk : bytes);
+    double *ms = calloc(rounds, sizeof *ms), cpu = 0;
+    for (int r = -3; r < rounds; r++) { /* three untimed rounds first */
+        if (reduce) fill((float *)out, bytes / sizeof(float), rank);
+        barrier(fd);
+        double c0 = cpu_s(), t0 = now_ms();
+        if (reduce) allreduce2(fd, out, in, bytes, chunk, rank);
+        else exchange(fd, out, in, bytes, chunk);
+        double t1 = now_ms();
+        if (r >= 0) {
+            ms[r] = t1 - t0;
+            cpu += cpu_s() - c0;
+        }
+        if (reduce && wrong((float *)out, bytes / sizeof(float)) != 0) {
+            fprintf(stderr, "rank %d, round %d: %zu wrong elements\n", rank, r, wrong((float *)out, bytes / sizeof(float)));
+            exit(1);
+        }
     }
-    if (child != 0) {
-        waitpid(child, 0, 0);
-        qsort(ms, rounds, sizeof *ms, cmp);
-        double med = ms[rounds / 2];
-        printf("%zu %zu %d %.3f %.3f %.3f\n", bytes, chunk, rounds, med, ms[0], bytes / (med * 1e6));
+    if (child == 0) {
+        if (write(fd, &cpu, sizeof cpu) != sizeof cpu) die("write cpu");
+        return 0;
     }
+    double peer_cpu;
+    fcntl(fd, F_SETFL, 0);
+    if (read(fd, &peer_cpu, sizeof peer_cpu) != sizeof peer_cpu) die("read cpu");
+    int status;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+    qsort(ms, rounds, sizeof *ms, cmp);
+    double med = ms[rounds / 2];
+    printf("%zu %zu %d %.3f %.3f %.3f %.6f\n", bytes, chunk, rounds, med, ms[0], bytes / (med * 1e6),
+           (cpu + peer_cpu) / 2 / rounds);
     return 0;
 }
