@@ -81,11 +81,13 @@ public final class CommunicatorConfig {
     static final int MIN_AUTO_SMALL_TENSOR_BYTES = 16 * 1024;
     static final int MAX_AUTO_SMALL_TENSOR_BYTES = 256 * 1024;
     /**
-     * The default of {@link #halvingDoublingBytes()}: over tcp at P = 4 the schedule took
-     * 0.75-0.98x the pipelined ring's busbw at 1 MiB once the connections left bbr for cubic
-     * (docs/benchmarks.md, halving and doubling), and was level at 2 MiB.
+     * The default of {@link #halvingDoublingBytes()}. Measured in the same processes against
+     * the pipelined ring (docs/benchmarks.md, halving and doubling): over tcp at P = 4
+     * 1.10-1.12x its busbw at 1 MiB and 1.10-1.27x at 2 MiB, level at 4 MiB; at P = 8 1.31x at
+     * 1 MiB, level at 2 MiB; over soft at P = 4 1.42x and 1.04x. The schedule's staging, held
+     * per communicator, is about 4(P-1)/P times this (6 MiB at P = 4).
      */
-    public static final int DEFAULT_HALVING_DOUBLING_BYTES = 512 * 1024;
+    public static final int DEFAULT_HALVING_DOUBLING_BYTES = 2 * 1024 * 1024;
     /**
      * Netreduce's default window and message size: 4 messages of 256 KiB in flight per rank,
      * 2 MiB of switch memory per rank (2N messages), 256 PSNs at MTU 4096. Measured through

@@ -94,7 +94,7 @@ class ConfigurationTest {
 
     @Test
     void halvingDoublingThresholdDefaultsAndIsSetFromTheEnvironment() {
-        assertEquals(512 << 10, CommunicatorConfig.fromEnvironment(Map.of()).halvingDoublingBytes());
+        assertEquals(2 << 20, CommunicatorConfig.fromEnvironment(Map.of()).halvingDoublingBytes());
         assertEquals(0, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "0"))
                 .halvingDoublingBytes());
         assertEquals(65536, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "65536"))
