@@ -77,7 +77,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--algorithm", paramLabel = "NAME[@KEY=VALUE...]", split = ",", defaultValue = "netreduce",
             description = "netreduce (through a switch) or ring, optionally with settings of its own, as "
-                    + "ring@NETREDUCE_RING_MESSAGE_BYTES=524288. Several (with --local) are timed in the same rank "
+                    + "ring@NETREDUCE_RING_MESSAGE_BYTES=524288, or device properties of the transport for its own "
+                    + "devices, as ring@tcp.spinMicros=0. Several (with --local) are timed in the same rank "
                     + "processes, their calls in alternating blocks, and compared at the end. Default ${DEFAULT-VALUE}.")
     List<String> algorithms;
 

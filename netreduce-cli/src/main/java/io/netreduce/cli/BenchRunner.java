@@ -109,7 +109,7 @@ final class BenchRunner {
                 o.switchAddress == null ? null : o.switchAddress.split(",")[0],
                 o.switchAddress == null || !o.switchAddress.contains(",") ? null
                         : controlUrl(o.switchAddress.split(",")[1]),
-                60, variant.settings()).toBuilder().algorithm(algorithm);
+                60, variant.settings(), variant.deviceProperties()).toBuilder().algorithm(algorithm);
         MeteredVerbsProvider.configure(o.transport, FaultPlan.NONE);
         List<Row> rows = new ArrayList<>();
         CommunicatorConfig config = b.build();

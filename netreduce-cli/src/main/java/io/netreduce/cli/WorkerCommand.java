@@ -107,7 +107,7 @@ public final class WorkerCommand implements Callable<Integer> {
         ParentWatchdog.startIfChild();
         Workload workload = new Workload(algorithms, sizes, iterations, warmup, secondsPerSize, warmupSeconds, check,
                 outOfPlace, inPlace, pauseMillis);
-        CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds, Map.of());
+        CommunicatorConfig base = WorkerSetup.config(transport, mtu, switchData, switchControl, opTimeoutSeconds, Map.of(), Map.of());
         // Each rank drops its own packets, from its own seed derived from the user's.
         MeteredVerbsProvider.configure(transport, loss > 0
                 ? FaultPlan.loss(lossSeed * 1_000_003L + base.rank(), loss) : FaultPlan.NONE);
@@ -127,7 +127,7 @@ public final class WorkerCommand implements Callable<Integer> {
                 AlgorithmVariant variant = AlgorithmVariant.parse(algorithms.get(i));
                 String algorithm = variant.algorithm();
                 CommunicatorConfig.Builder b = WorkerSetup.config(transport, mtu, switchData, switchControl,
-                        opTimeoutSeconds, variant.settings()).toBuilder().algorithm(algorithm);
+                        opTimeoutSeconds, variant.settings(), variant.deviceProperties()).toBuilder().algorithm(algorithm);
                 if (rendezvousPorts != null && i < rendezvousPorts.size()) {
                     b.masterPort(rendezvousPorts.get(i));
                 }
@@ -183,11 +183,13 @@ public final class WorkerCommand implements Callable<Integer> {
         }
 
         static CommunicatorConfig config(String transport, int mtu, String switchData, String switchControl,
-                                         int opTimeoutSeconds, Map<String, String> settings) {
+                                         int opTimeoutSeconds, Map<String, String> settings,
+                                         Map<String, String> deviceProperties) {
             Map<String, String> env = new HashMap<>(System.getenv());
             env.putAll(settings); // an algorithm variant's own settings over the process's
             CommunicatorConfig.Builder b = CommunicatorConfig.fromEnvironment(env).toBuilder()
                     .transport(MeteredVerbsProvider.NAME).mtu(mtu).timeout(Duration.ofSeconds(opTimeoutSeconds));
+            deviceProperties.forEach(b::deviceProperty);
             if (switchData != null) {
                 InetSocketAddress data = Addresses.parse(switchData, 4791);
                 b.switchAddress(data);

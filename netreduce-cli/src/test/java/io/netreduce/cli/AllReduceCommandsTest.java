@@ -311,6 +311,37 @@ class AllReduceCommandsTest {
         run.assertNothingLeftBehind();
     }
 
+    /**
+     * A device property in an entry reaches that entry's devices alone: every rank opens the
+     * plain group's tcp device with the default spin and the variant's with its own (the
+     * devices' debug lines), and both sums are exact. One the transport does not read is
+     * refused before any rank starts.
+     */
+    @Test
+    void benchGivesAVariantsDevicePropertiesToItsOwnDevices() throws Exception {
+        String variant = "ring@" + TcpVerbsProvider.SPIN_MICROS + "=7";
+        CliRun run = CliRun.run(T, "bench", "--verbose", "--local", "2", "--algorithm", "ring," + variant,
+                "--transport", TcpVerbsProvider.NAME, "-b", "64K", "-e", "64K", "-n", "3", "-w", "1", "-T", "0", "-W", "0",
+                "--json");
+        run.assertExit(ExitCode.OK);
+        List<String> devices = run.stderr.lines().filter(l -> l.contains("tcp device listening")).toList();
+        assertEquals(4, devices.size(), run.describe());
+        assertEquals(2, devices.stream().filter(l -> l.contains(", 7 ") && l.contains("s spin")).count(), run.describe());
+        JsonNode rows = JSON.readTree(run.stdout).get("rows");
+        assertEquals(2, rows.size(), run.stdout);
+        for (JsonNode row : rows) {
+            for (String placement : List.of("out_of_place", "in_place")) {
+                assertEquals(0, row.get(placement).get("wrong").asLong(), row.toString());
+            }
+        }
+        run.assertNothingLeftBehind();
+        CliRun bad = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring,ring@tcp.spinMicro=7",
+                "--transport", TcpVerbsProvider.NAME);
+        bad.assertExit(ExitCode.USAGE);
+        assertTrue(bad.stderr.contains("'tcp.spinMicro'") && bad.stderr.contains(TcpVerbsProvider.SPIN_MICROS),
+                bad.describe());
+    }
+
     @Test
     void benchRefusesAVariantSettingOutsideTheAlgorithmsOwn() {
         CliRun run = CliRun.run(T, "bench", "--local", "2", "--algorithm", "ring,ring@NETREDUCE_RANK=1");

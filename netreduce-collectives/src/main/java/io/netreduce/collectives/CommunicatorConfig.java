@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -131,6 +132,7 @@ public final class CommunicatorConfig {
     private final int ringMessageBytes;
     private final int smallTensorBytes;
     private final int halvingDoublingBytes;
+    private final Map<String, String> deviceProperties;
     private final int localWorldSize;
     private final int localRank;
     private final int hosts;
@@ -193,6 +195,7 @@ public final class CommunicatorConfig {
             throw new IllegalArgumentException("halving-doubling threshold must not be negative: " + b.halvingDoublingBytes);
         }
         this.halvingDoublingBytes = b.halvingDoublingBytes;
+        this.deviceProperties = Map.copyOf(b.deviceProperties);
         if (b.localWorldSize < 0 || b.localWorldSize > b.worldSize) {
             throw new IllegalArgumentException("local world size " + b.localWorldSize + " is outside 0.."
                     + b.worldSize);
@@ -253,6 +256,7 @@ public final class CommunicatorConfig {
         b.ringMessageBytes = ringMessageBytes;
         b.smallTensorBytes = smallTensorBytes;
         b.halvingDoublingBytes = halvingDoublingBytes;
+        b.deviceProperties.putAll(deviceProperties);
         b.localWorldSize = localWorldSize;
         b.localRank = localRank;
         b.hosts = hosts;
@@ -346,6 +350,16 @@ public final class CommunicatorConfig {
     public int halvingDoublingBytes() { return halvingDoublingBytes; }
 
     /**
+     * Settings of the transport for this communicator's devices alone, over the process-wide
+     * ones (system properties and environment): the provider's own keys, such as
+     * {@code tcp.spinMicros} ({@link io.netreduce.verbs.VerbsProvider#deviceProperties()}
+     * lists them), passed as {@link io.netreduce.verbs.DeviceOptions#properties()}. Empty by
+     * default. Two communicators of one process can so differ in how their transport moves
+     * data, as the benchmark's algorithm variants do.
+     */
+    public Map<String, String> deviceProperties() { return deviceProperties; }
+
+    /**
      * The automatic small-tensor threshold of a group of {@code groupSize} ranks whose
      * halving-doubling threshold is {@code halvingDoublingBytes} (see {@link #smallTensorBytes(int)}).
      */
@@ -416,7 +430,8 @@ public final class CommunicatorConfig {
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
                 + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes)
-                + ", halvingDoublingBytes=" + halvingDoublingBytes + ", mtu=" + mtu
+                + ", halvingDoublingBytes=" + halvingDoublingBytes
+                + (deviceProperties.isEmpty() ? "" : ", deviceProperties=" + deviceProperties) + ", mtu=" + mtu
                 + ", agreement=" + agreement + (hosts > 0 ? ", hosts=" + hosts : "")
                 + (localRank >= 0 ? ", localRank=" + localRank + "/" + localWorldSize : "")
                 + (hierarchical ? "" : ", hierarchical=off")
@@ -441,6 +456,7 @@ public final class CommunicatorConfig {
         private int ringMessageBytes = DEFAULT_RING_MESSAGE_BYTES;
         private int smallTensorBytes = AUTO_SMALL_TENSOR_BYTES;
         private int halvingDoublingBytes = DEFAULT_HALVING_DOUBLING_BYTES;
+        private final Map<String, String> deviceProperties = new LinkedHashMap<>();
         private int localWorldSize;
         private int localRank = -1;
         private int hosts;
@@ -471,6 +487,11 @@ public final class CommunicatorConfig {
         public Builder smallTensorBytes(int v) { smallTensorBytes = v; return this; }
         /** See {@link CommunicatorConfig#halvingDoublingBytes()}. */
         public Builder halvingDoublingBytes(int v) { halvingDoublingBytes = v; return this; }
+        /** Sets one of {@link CommunicatorConfig#deviceProperties()}. */
+        public Builder deviceProperty(String key, String value) {
+            deviceProperties.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
         public Builder localWorldSize(int v) { localWorldSize = v; return this; }
         public Builder localRank(int v) { localRank = v; return this; }
         /** See {@link CommunicatorConfig#hosts()}. */

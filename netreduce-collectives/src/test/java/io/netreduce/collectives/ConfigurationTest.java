@@ -93,6 +93,16 @@ class ConfigurationTest {
     }
 
     @Test
+    void devicePropertiesAreEmptyByDefaultAndKeptByToBuilder() {
+        assertEquals(Map.of(), CommunicatorConfig.fromEnvironment(Map.of()).deviceProperties());
+        CommunicatorConfig c = CommunicatorConfig.builder().deviceProperty("tcp.spinMicros", "0").build();
+        assertEquals(Map.of("tcp.spinMicros", "0"), c.deviceProperties());
+        assertEquals(c.deviceProperties(), c.toBuilder().build().deviceProperties());
+        assertThrows(UnsupportedOperationException.class, () -> c.deviceProperties().put("tcp.progress", "poll"));
+        assertTrue(c.toString().contains("tcp.spinMicros=0"), c.toString());
+    }
+
+    @Test
     void halvingDoublingThresholdDefaultsAndIsSetFromTheEnvironment() {
         assertEquals(2 << 20, CommunicatorConfig.fromEnvironment(Map.of()).halvingDoublingBytes());
         assertEquals(0, CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_HALVING_DOUBLING_BYTES", "0"))

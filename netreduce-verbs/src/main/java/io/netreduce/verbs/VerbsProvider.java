@@ -1,5 +1,7 @@
 package io.netreduce.verbs;
 
+import java.util.Set;
+
 /**
  * A verbs implementation, registered in
  * {@code META-INF/services/io.netreduce.verbs.VerbsProvider} and found by name through
@@ -24,6 +26,15 @@ public interface VerbsProvider {
      * these, never by {@link #name()}.
      */
     TransportCapabilities capabilities();
+
+    /**
+     * The {@link DeviceOptions#properties()} keys this provider reads: its own settings,
+     * such as {@code tcp.spinMicros}. A device refuses any other key, so that a misspelt
+     * setting fails instead of being ignored.
+     */
+    default Set<String> deviceProperties() {
+        return Set.of();
+    }
 
     /** Opens a device; throws {@link VerbsException} saying what is wrong if it cannot. */
     Device open(DeviceOptions options);

@@ -81,6 +81,11 @@ public final class MeteredVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public Set<String> deviceProperties() {
+        return delegateName == null ? Set.of() : Verbs.provider(delegateName).deviceProperties();
+    }
+
+    @Override
     public Device open(DeviceOptions options) {
         return new MeteredDevice(Verbs.open(delegateName, DeviceOptions.Builder.from(options).egressFaults(egressFaults)
                 .build()));

@@ -11,11 +11,14 @@ import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.VerbsProvider;
+import io.netreduce.verbs.support.UnsupportedOptions;
 import java.util.List;
 
 /**
  * What {@code demo} and {@code bench} check before they start a switch and workers: known
- * algorithms (and settings a variant may change, with values the library takes), a
+ * algorithms (and settings a variant may change, with values the library takes, and device
+ * properties the transport reads), a
  * transport that can run here and carry each of them, and loss only where the transport
  * can inject it. Each refusal is one line that says what to use instead.
  */
@@ -44,11 +47,20 @@ public final class RunChecks {
                         ExitCode.USAGE, null);
             }
         }
-        TransportCapabilities transport;
+        VerbsProvider provider;
         try {
-            transport = Verbs.provider(transportName).capabilities();
+            provider = Verbs.provider(transportName);
         } catch (VerbsException e) {
             throw new CliException("--transport: " + e.getMessage(), ExitCode.USAGE, e);
+        }
+        TransportCapabilities transport = provider.capabilities();
+        for (AlgorithmVariant v : variants) {
+            for (String key : v.deviceProperties().keySet()) {
+                String why = UnsupportedOptions.unknownProperty(provider, key);
+                if (why != null) {
+                    throw new CliException("--algorithm '" + v.label() + "': " + why, ExitCode.USAGE, null);
+                }
+            }
         }
         if (loss > 0 && !transport.has(Capability.INJECTED_FAULTS)) {
             throw new CliException("--loss needs a transport that injects packet loss (" + String.join(", ",

@@ -28,11 +28,20 @@ class AlgorithmVariantTest {
     }
 
     @Test
+    void aKeyWithADotIsADevicePropertyOfTheTransport() {
+        AlgorithmVariant v = AlgorithmVariant.parse("ring@tcp.spinMicros=0@NETREDUCE_RING_WINDOW=8");
+        assertEquals("ring", v.algorithm());
+        assertEquals(Map.of("NETREDUCE_RING_WINDOW", "8"), v.settings());
+        assertEquals(Map.of("tcp.spinMicros", "0"), v.deviceProperties());
+        assertThrows(IllegalArgumentException.class, () -> AlgorithmVariant.parse("ring@tcp.spinMicros=0@tcp.spinMicros=1"));
+    }
+
+    @Test
     void refusesASettingTwiceOneWithoutAValueAndOneOutsideTheList() {
         IllegalArgumentException twice = assertThrows(IllegalArgumentException.class,
                 () -> AlgorithmVariant.parse("ring@NETREDUCE_RING_WINDOW=2@NETREDUCE_RING_WINDOW=8"));
         assertTrue(twice.getMessage().contains("twice"), twice.getMessage());
-        for (String bad : List.of("ring@NETREDUCE_RING_WINDOW", "ring@=8", "ring@NETREDUCE_TRANSPORT=tcp")) {
+        for (String bad : List.of("ring@NETREDUCE_RING_WINDOW", "ring@=8", "ring@NETREDUCE_TRANSPORT=tcp", "ring@.x=1")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> AlgorithmVariant.parse(bad));
             assertTrue(e.getMessage().contains(bad), e.getMessage());
         }

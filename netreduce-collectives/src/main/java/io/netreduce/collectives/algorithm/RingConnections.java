@@ -55,7 +55,8 @@ public final class RingConnections implements AutoCloseable {
      * flight. {@code gateway}, if not null, is every packet's next hop. The ring waits by
      * polling its one completion queue, which covers both queue pairs, so the device is told
      * the caller polls (a transport that can move the data on that thread does) and how many
-     * ranks share the host (with more than cores, a waiting rank must not hold its core).
+     * ranks share the host (with more than cores, a waiting rank must not hold its core); the
+     * configuration's {@link io.netreduce.collectives.CommunicatorConfig#deviceProperties()} go with it.
      */
     public static RingConnections open(GroupContext group, InetSocketAddress gateway, int window) {
         return open(group, gateway, window, 0);
@@ -63,9 +64,11 @@ public final class RingConnections implements AutoCloseable {
 
     /** As {@link #open(GroupContext, InetSocketAddress, int)}, with room for {@code extraReceives} more receives. */
     public static RingConnections open(GroupContext group, InetSocketAddress gateway, int window, int extraReceives) {
-        Device device = Verbs.open(group.config().transport(), DeviceOptions.builder().localAddress(group.localAddress())
+        DeviceOptions.Builder options = DeviceOptions.builder().localAddress(group.localAddress())
                 .port(group.config().devicePort()).gateway(gateway).egressFaults(group.rankFaults()).callerPolls(true)
-                .hostPollers(group.ranksOnThisHost()).build());
+                .hostPollers(group.ranksOnThisHost());
+        group.config().deviceProperties().forEach(options::property);
+        Device device = Verbs.open(group.config().transport(), options.build());
         return new RingConnections(device, window, extraReceives, group.config().mtu(), group.config().ackTimeout());
     }
 

@@ -2,6 +2,7 @@ package io.netreduce.verbs.soft;
 
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.VerbsException;
+import java.util.Set;
 
 /**
  * Provider-specific {@link DeviceOptions#properties()} keys of the soft provider, with
@@ -71,6 +72,10 @@ final class SoftProperties {
      */
     static final String SPIN_MICROS = "soft.spinMicros";
     static final int DEFAULT_SPIN_MICROS = 50;
+
+    /** Every key above: what {@link SoftProvider#deviceProperties()} reads. */
+    static final Set<String> ALL = Set.of(PCAP, MAX_OUTSTANDING_PSNS, ACK_EVERY, TAIL_PROBE_MICROS, GSO, NATIVE_IO,
+            GATHER_MIN_BYTES, PROGRESS, GRO, BUSY_POLL, RECV_BATCH, SOCKET_BUFFER, SPIN_MICROS);
 
     private SoftProperties() {
     }

@@ -6,6 +6,7 @@ import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.support.ProviderBase;
 import io.netty.channel.epoll.Epoll;
+import java.util.Set;
 
 /**
  * The "soft" provider: RoCEv2 Reliable Connection emulated in user space over UDP on
@@ -31,6 +32,11 @@ public final class SoftProvider extends ProviderBase {
                     + (cause != null ? cause.getMessage() : "unknown reason");
         }
         return null;
+    }
+
+    @Override
+    public Set<String> deviceProperties() {
+        return SoftProperties.ALL;
     }
 
     @Override

@@ -10,7 +10,8 @@ import java.util.Objects;
 /**
  * What every provider does the same way: its name, description and capabilities, and an
  * {@link #open} that refuses at once, in the same words everywhere, a provider that cannot
- * run here and options it cannot honour, before the provider opens its device.
+ * run here, options it cannot honour and properties it does not read, before the provider
+ * opens its device.
  */
 public abstract class ProviderBase implements VerbsProvider {
     private final String name;
@@ -52,6 +53,12 @@ public abstract class ProviderBase implements VerbsProvider {
             throw new VerbsException("verbs provider '" + name + "' cannot start: " + reason);
         }
         UnsupportedOptions.refuse(capabilities, options);
+        for (String key : options.properties().keySet()) {
+            String why = UnsupportedOptions.unknownProperty(this, key);
+            if (why != null) {
+                throw new VerbsException(why);
+            }
+        }
         return openDevice(options);
     }
 

@@ -4,10 +4,14 @@ import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.VerbsProvider;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * The one rule for device options a transport cannot honour: it refuses them when the
- * device opens, rather than ignore them and do something else than the caller meant.
+ * The one rule for device options a transport cannot honour, and for device properties it
+ * does not read: it refuses them when the device opens, rather than ignore them and do
+ * something else than the caller meant.
  */
 public final class UnsupportedOptions {
     private UnsupportedOptions() {
@@ -32,5 +36,17 @@ public final class UnsupportedOptions {
                     + (options.ingressFaults().isNone() ? "" : "ingress " + options.ingressFaults())
                     + "): it has no packets of its own to lose; use a transport with packets (soft) for loss tests");
         }
+    }
+
+    /**
+     * Why {@code provider} refuses device property {@code key} ({@link DeviceOptions#properties()}),
+     * or null if it reads it: a misspelt setting ignored would leave the caller measuring or
+     * running something else than they meant. One message for the device's open and for
+     * callers that check before they start anything.
+     */
+    public static String unknownProperty(VerbsProvider provider, String key) {
+        Set<String> known = provider.deviceProperties();
+        return known.contains(key) ? null : "transport '" + provider.name() + "' has no device property '" + key
+                + "' (" + (known.isEmpty() ? "it reads none" : "it reads " + String.join(", ", new TreeSet<>(known))) + ")";
     }
 }

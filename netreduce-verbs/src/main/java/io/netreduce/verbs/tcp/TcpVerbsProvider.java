@@ -5,6 +5,7 @@ import io.netreduce.verbs.Device;
 import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.TransportCapabilities;
 import io.netreduce.verbs.support.ProviderBase;
+import java.util.Set;
 
 /**
  * Reliable-Connection verbs over one TCP connection per queue pair: the portable fallback
@@ -53,6 +54,11 @@ public final class TcpVerbsProvider extends ProviderBase {
 
     public TcpVerbsProvider() {
         super(NAME, "RC verbs over one TCP connection per queue pair (portable, no RDMA hardware needed)", CAPABILITIES);
+    }
+
+    @Override
+    public Set<String> deviceProperties() {
+        return Set.of(PROGRESS, SPIN_MICROS, CONGESTION);
     }
 
     @Override

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.netreduce.verbs.Access;
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.Device;
+import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.MemoryRegion;
 import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpState;
@@ -75,6 +76,19 @@ public abstract class VerbsConformanceTest {
         VerbsException e = assertThrows(VerbsException.class, () -> Verbs.provider("no-such-provider"));
         assertTrue(e.getMessage().contains("no-such-provider") && e.getMessage().contains(name),
                 "message names the unknown provider and lists the known ones: " + e.getMessage());
+    }
+
+    /** A misspelt setting fails the open, naming the keys the provider does read, instead of being ignored. */
+    @Test
+    void aDevicePropertyTheProviderDoesNotReadIsRefused() {
+        String name = fx.providerName();
+        String unknown = name + ".noSuchSetting";
+        VerbsException e = assertThrows(VerbsException.class, () -> Verbs.open(name,
+                DeviceOptions.Builder.from(fx.optionsFor(0)).property(unknown, "1").build()));
+        assertTrue(e.getMessage().contains("'" + unknown + "'"), e.getMessage());
+        for (String known : Verbs.provider(name).deviceProperties()) {
+            assertTrue(e.getMessage().contains(known), "the message lists " + known + ": " + e.getMessage());
+        }
     }
 
     @Test
