@@ -9,7 +9,8 @@ busbw and the workers' CPU per GB, each variant's busbw and CPU against the firs
 variant's in the same round (or against its own run's first entry, below), and its out-of-place busbw against its in-place busbw of the
 same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
 that times several algorithms in the same processes (`--algorithm ring,netreduce`), or one
-algorithm with several settings (`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288`),
+algorithm with several settings (`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288`, or
+a transport's device property, `ring@tcp.spinMicros=0`),
 gives a row per entry, named "NAME ENTRY", each compared with the first entry of the same
 run: the steadiest comparison this machine allows.
 
