@@ -81,26 +81,38 @@ static size_t splice_step(int fd, char *out, size_t bytes, size_t chunk, size_t 
     return (size_t)w;
 }
 
+static size_t at_most(size_t a, size_t b) {
+    return a < b ? a : b;
+}
+
+/* One non-blocking read of at most n bytes: what it took, 0 if nothing was there; exits if the peer closed. */
+static size_t read_some(int fd, void *to, size_t n) {
+    ssize_t r = read(fd, to, n);
+    if (r > 0) return (size_t)r;
+    if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
+    if (errno != EAGAIN) die("read");
+    return 0;
+}
+
+/* One non-blocking write of at most n bytes: what the socket took, 0 if it had no room. */
+static size_t write_some(int fd, const void *from, size_t n) {
+    ssize_t w = write(fd, from, n);
+    if (w >= 0) return (size_t)w;
+    if (errno != EAGAIN) die("write");
+    return 0;
+}
+
 /* One round: send and receive `bytes` at once, `chunk` per system call at most. */
 static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
     size_t sent = 0, got = 0, queued = 0, in_pipe = 0;
     while (sent < bytes || got < bytes) {
         struct pollfd p = {fd, (short)((got < bytes ? POLLIN : 0) | (sent < bytes ? POLLOUT : 0)), 0};
         if (poll(&p, 1, 1000) < 0) die("poll");
-        if (got < bytes) {
-            size_t want = bytes - got < chunk ? bytes - got : chunk;
-            ssize_t r = read(fd, in + got, want);
-            if (r > 0) got += r;
-            else if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
-            else if (errno != EAGAIN) die("read");
-        }
+        if (got < bytes) got += read_some(fd, in + got, at_most(bytes - got, chunk));
         if (sent < bytes && use_splice) {
             sent += splice_step(fd, out, bytes, chunk, &queued, &in_pipe);
         } else if (sent < bytes) {
-            size_t want = bytes - sent < chunk ? bytes - sent : chunk;
-            ssize_t w = write(fd, out + sent, want);
-            if (w > 0) sent += w;
-            else if (w < 0 && errno != EAGAIN) die("write");
+            sent += write_some(fd, out + sent, at_most(bytes - sent, chunk));
         }
     }
 }
@@ -126,32 +138,19 @@ static void allreduce2(int fd, char *tensor, char *stage, size_t bytes, size_t c
         struct pollfd p = {fd, (short)((got < total ? POLLIN : 0) | (sendable ? POLLOUT : 0)), 0};
         if (poll(&p, 1, 1000) < 0) die("poll");
         if (got < half) {
-            size_t piece = half - (got - staged) < chunk ? half - (got - staged) : chunk;
-            ssize_t r = read(fd, stage + staged, piece - staged);
-            if (r > 0) {
-                got += r;
-                staged += r;
-                if (staged == piece) {
-                    add_into((float *)(mine + summed), (const float *)stage, piece / sizeof(float));
-                    summed += piece;
-                    staged = 0;
-                }
-            } else if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
-            else if (errno != EAGAIN) die("read");
+            size_t piece = at_most(half - summed, chunk), r = read_some(fd, stage + staged, piece - staged);
+            got += r;
+            staged += r;
+            if (staged == piece) {
+                add_into((float *)(mine + summed), (const float *)stage, piece / sizeof(float));
+                summed += piece;
+                staged = 0;
+            }
         } else if (got < total) {
-            size_t want = total - got < chunk ? total - got : chunk;
-            ssize_t r = read(fd, theirs + (got - half), want);
-            if (r > 0) got += r;
-            else if (r == 0) { fprintf(stderr, "peer closed\n"); exit(1); }
-            else if (errno != EAGAIN) die("read");
+            got += read_some(fd, theirs + (got - half), at_most(total - got, chunk));
         }
         sendable = sent < half ? half - sent : summed - (sent - half);
-        if (sendable) {
-            const char *from = sent < half ? theirs + sent : mine + (sent - half);
-            ssize_t w = write(fd, from, sendable < chunk ? sendable : chunk);
-            if (w > 0) sent += w;
-            else if (w < 0 && errno != EAGAIN) die("write");
-        }
+        if (sendable) sent += write_some(fd, sent < half ? theirs + sent : mine + (sent - half), at_most(sendable, chunk));
     }
 }
 
@@ -173,11 +172,8 @@ static void barrier(int fd) {
     while (!sent || !got) {
         struct pollfd p = {fd, (short)((got ? 0 : POLLIN) | (sent ? 0 : POLLOUT)), 0};
         if (poll(&p, 1, 1000) < 0) die("poll");
-        if (!sent && write(fd, &b, 1) == 1) sent = 1;
-        ssize_t r = got ? 0 : read(fd, &b, 1);
-        if (r == 1) got = 1;
-        else if (r == 0 && !got) { fprintf(stderr, "peer closed\n"); exit(1); }
-        else if (r < 0 && errno != EAGAIN) die("read");
+        if (!sent) sent = write_some(fd, &b, 1) == 1;
+        if (!got) got = read_some(fd, &b, 1) == 1;
     }
 }
 

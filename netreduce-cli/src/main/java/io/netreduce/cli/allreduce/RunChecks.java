@@ -18,9 +18,9 @@ import java.util.List;
 /**
  * What {@code demo} and {@code bench} check before they start a switch and workers: known
  * algorithms (and settings a variant may change, with values the library takes, and device
- * properties the transport reads), a
- * transport that can run here and carry each of them, and loss only where the transport
- * can inject it. Each refusal is one line that says what to use instead.
+ * properties the transport reads), a transport that can run here and carry each of them,
+ * and loss only where the transport can inject it. Each refusal is one line that says what
+ * to use instead.
  */
 public final class RunChecks {
     private RunChecks() {
