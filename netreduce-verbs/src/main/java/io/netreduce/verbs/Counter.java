@@ -11,6 +11,7 @@ public enum Counter {
     PACKETS_RECEIVED("packets received and accepted"),
     BYTES_RECEIVED("wire bytes received and accepted"),
     MESSAGES_SENT("messages whose last packet was acknowledged"),
+    CREDITED_SENDS("SENDs completed once written, into receives the responder had credited, with no ACK (tcp)"),
     MESSAGES_RECEIVED("messages delivered to a receive request or memory region"),
     RETRANSMITTED_PACKETS("request packets sent again by go-back-N"),
     RETRY_SEQUENCES("go-back-N restarts (ACK timeout or sequence NAK)"),

@@ -58,6 +58,8 @@ final class TcpDevice implements Device {
     private static final TcpQueuePair[] NONE = new TcpQueuePair[0];
     private static final TcpSetting SPIN = new TcpSetting(TcpVerbsProvider.SPIN_MICROS,
             TcpVerbsProvider.SPIN_MICROS_ENVIRONMENT);
+    private static final TcpSetting RECEIVE_CREDITS = new TcpSetting(TcpVerbsProvider.RECEIVE_CREDITS,
+            TcpVerbsProvider.RECEIVE_CREDITS_ENVIRONMENT);
 
     private final DeviceOptions options;
     private final ServerSocketChannel server;
@@ -74,6 +76,7 @@ final class TcpDevice implements Device {
     private volatile boolean open = true;
     private final TcpProgress progress;
     private final int spinMicros;
+    private final boolean receiveCredits;
     private final TcpCongestion congestion;
     /** Connected queue pairs in polled progress, for the fallback; replaced on (rare) change. */
     private volatile TcpQueuePair[] driven = NONE;
@@ -83,6 +86,7 @@ final class TcpDevice implements Device {
         this.options = options;
         this.progress = TcpProgress.of(options);
         this.spinMicros = spinMicros(options);
+        this.receiveCredits = receiveCredits(options);
         this.congestion = TcpCongestion.of(options);
         if (options.localAddress().isAnyLocalAddress()) {
             // Queue-pair endpoints carry this address for peers to dial: it must be a real one.
@@ -104,8 +108,9 @@ final class TcpDevice implements Device {
         acceptThread = new Thread(this::acceptLoop, "tcp-verbs-accept-" + boundAddress.getPort());
         acceptThread.setDaemon(true);
         acceptThread.start();
-        LOG.debug("tcp device listening on {} ({} progress, {} µs spin{}, congestion control {})", boundAddress,
+        LOG.debug("tcp device listening on {} ({} progress, {} µs spin{}, {}congestion control {})", boundAddress,
                 progress, spinMicros, options.coresOversubscribed() ? ", yielding: more pollers than cores" : "",
+                receiveCredits ? "" : "no receive credits, ",
                 congestion.algorithm() == null ? "the system's" : congestion.algorithm());
     }
 
@@ -124,6 +129,23 @@ final class TcpDevice implements Device {
         }
         throw new VerbsException("tcp spin '" + value + "' in " + SPIN.source(options) + " is not a whole number of "
                 + "microseconds from 0 to " + TcpCompletionQueue.MAX_SPIN_MICROS);
+    }
+
+    private static boolean receiveCredits(DeviceOptions options) {
+        String value = RECEIVE_CREDITS.value(options);
+        if (value == null || value.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (value.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new VerbsException("tcp receive credits '" + value + "' in " + RECEIVE_CREDITS.source(options)
+                + " is neither true nor false");
+    }
+
+    /** Whether SENDs under a receive credit complete once written ({@link TcpVerbsProvider#RECEIVE_CREDITS}). */
+    boolean receiveCredits() {
+        return receiveCredits;
     }
 
     /** The congestion control its connections get. */

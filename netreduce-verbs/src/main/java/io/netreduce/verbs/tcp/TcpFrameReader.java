@@ -226,10 +226,13 @@ final class TcpFrameReader {
         counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
         byte type = readHeader.type();
         if (type == FrameHeader.TYPE_ACK) {
-            qp.onAck(readHeader.sequence());
+            qp.onAck(readHeader.sequence(), readHeader.creditReceives(), readHeader.creditBytes());
         } else if (type == FrameHeader.TYPE_NAK) {
             qp.onNak(readHeader.status(), readHeader.sequence(), readHeader.aux());
         } else if (FrameHeader.isRequest(type) && readHeader.length() >= 0) {
+            if (readHeader.grantsCredit()) {
+                qp.grantCredit(readHeader.creditReceives(), readHeader.creditBytes());
+            }
             onRequest(type);
         } else {
             counters.increment(Counter.DROP_MALFORMED);
@@ -345,7 +348,9 @@ final class TcpFrameReader {
             qp.pushRecv(recv.wrId, WcStatus.SUCCESS, FrameHeader.isWrite(type) ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV,
                     length, imm, imm ? readHeader.immediate() : 0, null);
         }
-        qp.acknowledge(sequence);
+        if ((readHeader.flags() & FrameHeader.FLAG_NO_ACK) == 0) {
+            qp.acknowledge(sequence); // else its requester completed it under our receive credit
+        }
     }
 
     /** What a dropped payload leaves to do once it is consumed: answer the requester, maybe fail. */

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * straight from the registered buffers: no payload copy.
  *
  * <p>What comes next: a pending ACK, then a pending NAK (the reader asks for them), then the
- * next request of the send queue. An ACK with a request ready behind it leaves in the same
+ * next request of the send queue. A SEND the responder's receive credit covers
+ * ({@link FrameHeader}) goes out asking for no ACK and completes here, once written. An ACK with a request ready behind it leaves in the same
  * gathering write as the request (one system call, as a reply that carries its ACK). One
  * thread at a time owns the socket ({@link #socketBusy}, guarded by the queue pair's lock);
  * the frame state below is that thread's.
@@ -49,6 +50,7 @@ final class TcpFrameWriter {
     /** [control, the request's vector...] for {@link #controlAhead}; grown once to the widest vector. */
     private ByteBuffer[] gather = new ByteBuffer[0];
     private TcpSendSlot writingSlot;
+    private long writingIndex;
     private int writingVectorLength;
     private long writingTotal;
     private long writingWritten;
@@ -111,7 +113,7 @@ final class TcpFrameWriter {
     private boolean claimFrameLocked() {
         if (ackPending) {
             ackPending = false;
-            controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0);
+            controlHeader.setAck(ackSequence, qp.receivesPostedLocked(), qp.smallestPostedReceiveLocked());
             qp.counters().increment(Counter.ACKS_SENT);
             long next = nakPending ? -1 : qp.nextToTransmitLocked();
             beginControlFrame();
@@ -151,8 +153,14 @@ final class TcpFrameWriter {
 
     private void beginRequestFrame(long index) {
         TcpSendSlot slot = qp.sendSlot(index);
-        writingVectorLength = slot.prepare((int) index);
+        writingVectorLength = slot.prepare((int) index, qp.underCreditLocked(slot));
+        if (slot.isSend()) {
+            // The reverse direction's credit rides along: a queue pair that sends both ways
+            // (a partner exchange) then needs no ACK to learn of its peer's new receives.
+            slot.header.credit(qp.receivesPostedLocked(), qp.smallestPostedReceiveLocked());
+        }
         writingSlot = slot;
+        writingIndex = index;
         writingTotal = FrameHeader.LENGTH + (long) slot.length;
         writingWritten = 0;
         // Counted before the write: the peer's ACK (and so the completion a user polls) may
@@ -210,9 +218,13 @@ final class TcpFrameWriter {
         writingWritten += w;
         bytesWritten += w; // one socket writer at a time (socketBusy)
         if (writingWritten == writingTotal) {
+            TcpSendSlot done = writingSlot;
             writingControl = false;
             controlAhead = false;
             writingSlot = null;
+            if (done != null && done.completesOnWrite) {
+                qp.writtenUnderCredit(writingIndex);
+            }
         }
         return w;
     }

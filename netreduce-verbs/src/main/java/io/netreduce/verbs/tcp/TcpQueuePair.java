@@ -94,6 +94,14 @@ final class TcpQueuePair implements QueuePair {
     private long sendAcked;
     private volatile boolean rnrBackoff;
     private long rnrBackoffUntilNanos;
+    /** Requests posted that consume one of the responder's receives (all but RDMA WRITE). */
+    private long receivesClaimed;
+    /**
+     * The receive credit from the latest ACK: the responder's receives with an index below
+     * {@link #creditReceives} are posted, none smaller than {@link #creditBytes}.
+     */
+    private long creditReceives;
+    private int creditBytes;
 
     // Receive queue: [recvConsumed, recvPosted) posted and waiting.
     private final TcpRecvSlot[] recvSlots;
@@ -260,7 +268,8 @@ final class TcpQueuePair implements QueuePair {
                 throw new VerbsException("QP " + qpn + ": send queue full (" + sendSlots.length + " outstanding requests)");
             }
             long index = sendPosted;
-            sendSlot(index).fill(request, (int) total);
+            boolean consumesReceive = request.opcode() != SendOpcode.RDMA_WRITE;
+            sendSlot(index).fill(request, (int) total, consumesReceive ? receivesClaimed++ : -1);
             sendPosted = index + 1;
             claimed = progress.sendQueuedLocked(index, total);
         } finally {
@@ -311,6 +320,59 @@ final class TcpQueuePair implements QueuePair {
             return sendTransmitNext++;
         }
         return -1;
+    }
+
+    /**
+     * Whether {@code slot}'s SEND lands in a receive the responder's latest ACK credited,
+     * large enough for it: then it can meet neither an RNR nor a length error, and completes
+     * once written. Caller holds the lock.
+     */
+    boolean underCreditLocked(TcpSendSlot slot) {
+        return slot.isSend() && slot.receiveIndex < creditReceives && slot.length <= creditBytes && device.receiveCredits();
+    }
+
+    /**
+     * The writer put all of request {@code index}, sent under a credit, into the socket: it
+     * completes as soon as those before it have. Ignored if a go-back (an RNR NAK of an
+     * earlier request) already took it back for retransmission.
+     */
+    void writtenUnderCredit(long index) {
+        lock.lock();
+        try {
+            if (state == QpState.READY && index >= sendAcked && index < sendTransmitNext) {
+                sendSlot(index).written = true;
+                completeWrittenLocked();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Completes the credited requests at the head of the send queue that are written. Caller holds the lock. */
+    private void completeWrittenLocked() {
+        boolean any = false;
+        while (sendAcked < sendTransmitNext) {
+            TcpSendSlot slot = sendSlot(sendAcked);
+            if (!slot.completesOnWrite || !slot.written) {
+                break;
+            }
+            counters.increment(Counter.CREDITED_SENDS); // before the completion a user may poll
+            completeOldestLocked();
+            any = true;
+        }
+        if (any) {
+            changed.signalAll();
+        }
+    }
+
+    /** Completes the oldest outstanding send successfully. Caller holds the lock. */
+    private void completeOldestLocked() {
+        TcpSendSlot slot = sendSlot(sendAcked);
+        sendAcked++;
+        counters.increment(Counter.MESSAGES_SENT);
+        if (slot.signaled) {
+            pushSend(slot.wrId, WcStatus.SUCCESS, slot.opcode, slot.length, null);
+        }
     }
 
     /** Whether request {@code index} is the next to transmit and may go now. Caller holds the lock. */
@@ -370,6 +432,20 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
+    /** Receives posted since this queue pair was created: the credit an ACK grants. Caller holds the lock. */
+    long receivesPostedLocked() {
+        return recvPosted;
+    }
+
+    /** The capacity of the smallest receive posted and not yet consumed (0 if none), for an ACK's credit. Caller holds the lock. */
+    int smallestPostedReceiveLocked() {
+        long smallest = recvConsumed < recvPosted ? Integer.MAX_VALUE : 0;
+        for (long i = recvConsumed; i < recvPosted; i++) {
+            smallest = Math.min(smallest, recvSlots[(int) (i % recvSlots.length)].capacity);
+        }
+        return (int) smallest;
+    }
+
     /** Asks the write side to acknowledge requests up to {@code sequence} (ACKs coalesce). */
     void acknowledge(int sequence) {
         lock.lock();
@@ -391,12 +467,37 @@ final class TcpQueuePair implements QueuePair {
         }
     }
 
-    void onAck(int sequence) {
+    /** An ACK of requests up to {@code sequence}, granting the receive credit it carries. */
+    void onAck(int sequence, int creditReceivesMod32, int creditBytes) {
         lock.lock();
         try {
+            grantCreditLocked(creditReceivesMod32, creditBytes);
             ackUpTo(sequence);
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** The receive credit a request from the peer carries. */
+    void grantCredit(int creditReceivesMod32, int creditBytes) {
+        lock.lock();
+        try {
+            grantCreditLocked(creditReceivesMod32, creditBytes);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes the peer's latest credit: frames arrive in the order the peer wrote them, so the
+     * latest describes the receives still waiting when it left, which covers every request
+     * not yet sent. Caller holds the lock.
+     */
+    private void grantCreditLocked(int creditReceivesMod32, int creditBytes) {
+        long credit = creditReceives + (creditReceivesMod32 - (int) creditReceives);
+        if (credit >= creditReceives) {
+            creditReceives = credit;
+            this.creditBytes = creditBytes;
         }
     }
 
@@ -414,13 +515,9 @@ final class TcpQueuePair implements QueuePair {
             return;
         }
         for (int i = 0; i < covered; i++) {
-            TcpSendSlot slot = sendSlot(sendAcked);
-            sendAcked++;
-            counters.increment(Counter.MESSAGES_SENT);
-            if (slot.signaled) {
-                pushSend(slot.wrId, WcStatus.SUCCESS, slot.opcode, slot.length, null);
-            }
+            completeOldestLocked();
         }
+        completeWrittenLocked();
         changed.signalAll();
     }
 
@@ -431,6 +528,15 @@ final class TcpQueuePair implements QueuePair {
                 return;
             }
             ackUpTo(sequence - 1); // a NAK acknowledges everything before it, as in RC
+            if (sequence - (int) sendAcked < 0
+                    || (sequence == (int) sendAcked && sendAcked < sendTransmitNext && sendSlot(sendAcked).completesOnWrite)) {
+                // Only a request sent under a receive credit can have completed before its
+                // answer: the responder broke its credit, or its receive failed (a memory error).
+                failLocked(status == FrameHeader.STATUS_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_INV_REQ_ERR,
+                        "peer " + remoteEndpoint + " refused request " + sequence + " (NAK status " + status
+                                + "), sent under the receive credit of its last ACK");
+                return;
+            }
             if (sequence != (int) sendAcked || sendAcked == sendTransmitNext) {
                 counters.increment(Counter.DROP_UNEXPECTED);
                 return;

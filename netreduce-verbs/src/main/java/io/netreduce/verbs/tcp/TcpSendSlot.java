@@ -27,6 +27,12 @@ final class TcpSendSlot {
     boolean signaled;
     int length;
     int rnrAttempts;
+    /** Which of the responder's receives this request consumes (counted from 0), or -1: an RDMA WRITE consumes none. */
+    long receiveIndex;
+    /** Sent under a receive credit: completes once written, with no ACK (see {@link FrameHeader}). */
+    boolean completesOnWrite;
+    /** A {@link #completesOnWrite} request is written in full and completes once those before it have. */
+    boolean written;
 
     TcpSendSlot(int maxSge) {
         sgl = new ScatterGatherList(maxSge);
@@ -36,7 +42,8 @@ final class TcpSendSlot {
         iov[0] = headerBuffer;
     }
 
-    void fill(SendRequest r, int total) {
+    void fill(SendRequest r, int total, long receiveIndex) {
+        this.receiveIndex = receiveIndex;
         wrId = r.wrId();
         opcode = r.opcode();
         immediate = r.immediate();
@@ -48,8 +55,19 @@ final class TcpSendSlot {
         sgl.copyFrom(r.sgl());
     }
 
-    /** Fills the header and points the vector at the payload; returns the vector length. Only by the thread holding the socket. */
-    int prepare(int sequence) {
+    /** Whether this request is a plain SEND, which a receive credit can cover. */
+    boolean isSend() {
+        return opcode == SendOpcode.SEND || opcode == SendOpcode.SEND_WITH_IMM;
+    }
+
+    /**
+     * Fills the header and points the vector at the payload; returns the vector length.
+     * {@code underCredit}: the frame asks for no ACK and the request completes once written.
+     * Only by the thread holding the socket.
+     */
+    int prepare(int sequence, boolean underCredit) {
+        completesOnWrite = underCredit;
+        written = false;
         byte type;
         switch (opcode) {
             case SEND: type = FrameHeader.TYPE_SEND; break;
@@ -57,7 +75,8 @@ final class TcpSendSlot {
             case RDMA_WRITE: type = FrameHeader.TYPE_WRITE; break;
             default: type = FrameHeader.TYPE_WRITE_IMM; break;
         }
-        header.set(type, (byte) 0, sequence, length, immediate, remoteAddress, rkey, 0);
+        header.set(type, (byte) 0, sequence, length, immediate, remoteAddress, rkey, 0)
+                .flags(underCredit ? FrameHeader.FLAG_NO_ACK : 0);
         ends[0] = FrameHeader.LENGTH;
         for (int i = 0; i < sgl.count(); i++) {
             TcpMemoryRegion mr = (TcpMemoryRegion) sgl.region(i);

@@ -48,6 +48,16 @@ public final class TcpVerbsProvider extends ProviderBase {
     /** Environment variable with the same meaning, read when neither the option nor the property is set. */
     public static final String CONGESTION_ENVIRONMENT = "NETREDUCE_TCP_CONGESTION";
 
+    /**
+     * Device option (and system property): {@code true} (the default) lets a SEND that
+     * lands in a receive the responder has credited complete once written, with no ACK
+     * ({@link FrameHeader}); {@code false} completes every request on its ACK, as RC does:
+     * a send's completion then also says that the peer has the data.
+     */
+    public static final String RECEIVE_CREDITS = "tcp.receiveCredits";
+    /** Environment variable with the same meaning, read when neither the option nor the property is set. */
+    public static final String RECEIVE_CREDITS_ENVIRONMENT = "NETREDUCE_TCP_RECEIVE_CREDITS";
+
     /** One framed TCP stream per queue pair, straight to the peer: no RoCEv2 packets, no gateway. */
     public static final TransportCapabilities CAPABILITIES = TransportCapabilities.of(NAME, Capability.RDMA_WRITE_WITH_IMMEDIATE,
             Capability.PROGRESS_ON_POLLING_THREAD);
@@ -58,7 +68,7 @@ public final class TcpVerbsProvider extends ProviderBase {
 
     @Override
     public Set<String> deviceProperties() {
-        return Set.of(PROGRESS, SPIN_MICROS, CONGESTION);
+        return Set.of(PROGRESS, SPIN_MICROS, CONGESTION, RECEIVE_CREDITS);
     }
 
     @Override

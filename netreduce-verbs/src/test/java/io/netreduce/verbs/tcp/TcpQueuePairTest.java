@@ -362,6 +362,22 @@ class TcpQueuePairTest {
         assertEquals(0x0BAD_F00D, h.rkey());
         assertEquals(1280, h.aux());
         assertTrue(FrameHeader.isWrite(h.type()) && FrameHeader.hasImmediate(h.type()));
+        assertEquals(0, h.flags());
+        assertEquals(FrameHeader.FLAG_NO_ACK, h.flags(FrameHeader.FLAG_NO_ACK).flags());
+        h.setAck(77, (1L << 32) + 5, 1 << 20);
+        assertEquals(FrameHeader.TYPE_ACK, h.type());
+        assertEquals(FrameHeader.FLAG_CREDIT, h.flags());
+        assertEquals(77, h.sequence());
+        assertEquals(0, h.length(), "an ACK carries no payload");
+        assertEquals(5, h.creditReceives(), "receives posted, mod 2^32");
+        assertEquals(1 << 20, h.creditBytes());
+        h.set(FrameHeader.TYPE_SEND_IMM, (byte) 0, 9, 100, 0xCAFEBABE, 0, 0, 0).flags(FrameHeader.FLAG_NO_ACK).credit(3, 64);
+        assertTrue(h.grantsCredit());
+        assertEquals(FrameHeader.FLAG_NO_ACK | FrameHeader.FLAG_CREDIT, h.flags());
+        assertEquals(0xCAFEBABE, h.immediate(), "a SEND's credit leaves its immediate alone");
+        assertEquals(100, h.length());
+        assertEquals(3, h.creditReceives());
+        assertEquals(64, h.creditBytes());
     }
 
     /**
