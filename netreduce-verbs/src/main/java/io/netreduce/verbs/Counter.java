@@ -10,7 +10,7 @@ public enum Counter {
     PAYLOADS_GATHERED("packets whose payload the socket gathered from registered memory, with no copy in user space"),
     PACKETS_RECEIVED("packets received and accepted"),
     BYTES_RECEIVED("wire bytes received and accepted"),
-    MESSAGES_SENT("messages whose last packet was acknowledged"),
+    MESSAGES_SENT("messages completed: their last packet acknowledged, or (tcp) written under a receive credit"),
     CREDITED_SENDS("SENDs completed once written, into receives the responder had credited, with no ACK (tcp)"),
     MESSAGES_RECEIVED("messages delivered to a receive request or memory region"),
     RETRANSMITTED_PACKETS("request packets sent again by go-back-N"),

@@ -14,7 +14,8 @@ import java.nio.ByteBuffer;
  *  4  u32 sequence      request: its message sequence number; ACK/NAK: the one answered
  *  8  u32 length        payload bytes that follow
  * 12  u32 immediate     immediate data of *_IMM requests
- * 16  u64 remoteAddress RDMA WRITE target address
+ * 16  u64 remoteAddress RDMA WRITE target address; FLAG_CREDIT (ACK, SEND): payload bytes
+ *                       the credit's sender has taken into receives so far
  * 24  u32 rkey          RDMA WRITE target key; FLAG_CREDIT (ACK, SEND): the credit's receive bytes
  * 28  u32 aux           RNR NAK: the delay the responder asks for, in microseconds;
  *                       FLAG_CREDIT (ACK, SEND): the credit's receive count
@@ -23,10 +24,12 @@ import java.nio.ByteBuffer;
  * <p>Receive credits, as the credit count in an InfiniBand RC ACK (IBTA, AETH) but with a
  * use of their own: every ACK, and every SEND going the other way, tells the requester how
  * many receives its responder has posted since the queue pair was created (mod 2^32) and
- * the capacity of the smallest one still waiting ({@link #FLAG_CREDIT}). A SEND that lands in a receive so credited cannot meet an RNR or a length
- * error, and TCP delivers what it accepted or breaks the connection, so the requester
- * completes it once written and marks it {@link #FLAG_NO_ACK}: the responder does not
- * acknowledge it. docs/transports.md says what that saves.
+ * the capacity of the smallest one still waiting, and how many payload bytes it has taken
+ * into receives ({@link #FLAG_CREDIT}). A SEND that lands
+ * in a receive so credited cannot meet an RNR or a length error, and TCP delivers what it
+ * accepted or breaks the connection, so the requester completes it once written and marks
+ * it {@link #FLAG_NO_ACK}: the responder does not acknowledge it. docs/transports.md says
+ * what that saves.
  */
 final class FrameHeader {
     static final int LENGTH = 32;
@@ -44,6 +47,8 @@ final class FrameHeader {
     static final int CREDIT_RECEIVES_OFFSET = AUX_OFFSET;
     /** {@link #FLAG_CREDIT}: the capacity in bytes of the smallest posted receive not yet consumed. */
     static final int CREDIT_BYTES_OFFSET = RKEY_OFFSET;
+    /** {@link #FLAG_CREDIT}: payload bytes of the requests that consumed a receive, taken so far. */
+    static final int CREDIT_TAKEN_OFFSET = REMOTE_ADDRESS_OFFSET;
 
     /** Request flag: sent under a receive credit and completed once written; no ACK wanted. */
     static final short FLAG_NO_ACK = 1;
@@ -83,6 +88,7 @@ final class FrameHeader {
     int aux() { return buffer.getInt(AUX_OFFSET); }
     int creditReceives() { return buffer.getInt(CREDIT_RECEIVES_OFFSET); }
     int creditBytes() { return buffer.getInt(CREDIT_BYTES_OFFSET); }
+    long creditTaken() { return buffer.getLong(CREDIT_TAKEN_OFFSET); }
 
     /** Writes every field and rewinds the buffer to cover exactly the header. */
     FrameHeader set(byte type, byte status, int sequence, int length, int immediate,
@@ -106,17 +112,12 @@ final class FrameHeader {
         return this;
     }
 
-    /** Writes an ACK of requests up to {@code sequence} that grants a receive credit. */
-    FrameHeader setAck(int sequence, long receivesPosted, int smallestReceiveBytes) {
-        set(TYPE_ACK, (byte) 0, sequence, 0, 0, 0, 0, 0);
-        return credit(receivesPosted, smallestReceiveBytes);
-    }
-
     /** Adds a receive credit to a header {@link #set} wrote (an ACK's or a SEND's: their credit fields are free). */
-    FrameHeader credit(long receivesPosted, int smallestReceiveBytes) {
+    FrameHeader credit(long receivesPosted, int smallestReceiveBytes, long bytesTaken) {
         buffer.putShort(FLAGS_OFFSET, (short) (buffer.getShort(FLAGS_OFFSET) | FLAG_CREDIT));
         buffer.putInt(CREDIT_RECEIVES_OFFSET, (int) receivesPosted);
         buffer.putInt(CREDIT_BYTES_OFFSET, smallestReceiveBytes);
+        buffer.putLong(CREDIT_TAKEN_OFFSET, bytesTaken);
         return this;
     }
 

@@ -77,6 +77,8 @@ final class TcpFrameReader {
     private final IdentityHashMap<TcpMemoryRegion, ByteBuffer> writeTargetViews = new IdentityHashMap<>();
     /** Receives completed successfully so far. Written by the owner only. */
     private long received;
+    /** Payload bytes of the requests that consumed a receive, so far: a receive credit reports it. Written by the owner only. */
+    private volatile long bytesTaken;
     /** Bytes read so far: progress for the queue pair's ACK timer. Written by the owner only. */
     private volatile long bytesRead;
 
@@ -226,12 +228,12 @@ final class TcpFrameReader {
         counters.add(Counter.BYTES_RECEIVED, FrameHeader.LENGTH);
         byte type = readHeader.type();
         if (type == FrameHeader.TYPE_ACK) {
-            qp.onAck(readHeader.sequence(), readHeader.creditReceives(), readHeader.creditBytes());
+            qp.onAck(readHeader.sequence(), readHeader.creditReceives(), readHeader.creditBytes(), readHeader.creditTaken());
         } else if (type == FrameHeader.TYPE_NAK) {
             qp.onNak(readHeader.status(), readHeader.sequence(), readHeader.aux());
         } else if (FrameHeader.isRequest(type) && readHeader.length() >= 0) {
             if (readHeader.grantsCredit()) {
-                qp.grantCredit(readHeader.creditReceives(), readHeader.creditBytes());
+                qp.grantCredit(readHeader.creditReceives(), readHeader.creditBytes(), readHeader.creditTaken());
             }
             onRequest(type);
         } else {
@@ -345,6 +347,7 @@ final class TcpFrameReader {
             byte type = readHeader.type();
             boolean imm = FrameHeader.hasImmediate(type);
             received++;
+            bytesTaken += length; // one owner at a time
             qp.pushRecv(recv.wrId, WcStatus.SUCCESS, FrameHeader.isWrite(type) ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV,
                     length, imm, imm ? readHeader.immediate() : 0, null);
         }
@@ -406,6 +409,11 @@ final class TcpFrameReader {
             LOG.error("QP {}: reader failed", qp.qpn(), e);
             qp.fail(WcStatus.GENERAL_ERR, "internal error in the reader: " + e);
         }
+    }
+
+    /** Payload bytes of the requests that consumed a receive, so far. */
+    long bytesTaken() {
+        return bytesTaken;
     }
 
     /** Receives completed successfully so far (by whoever reads the socket). */

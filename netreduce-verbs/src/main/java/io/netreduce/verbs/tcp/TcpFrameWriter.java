@@ -18,8 +18,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What comes next: a pending ACK, then a pending NAK (the reader asks for them), then the
  * next request of the send queue. A SEND the responder's receive credit covers
- * ({@link FrameHeader}) goes out asking for no ACK and completes here, once written. An ACK with a request ready behind it leaves in the same
- * gathering write as the request (one system call, as a reply that carries its ACK). One
+ * ({@link FrameHeader}) goes out asking for no ACK and completes here, once written. An ACK
+ * with a request ready behind it leaves in the same gathering write as the request (one
+ * system call, as a reply that carries its ACK). One
  * thread at a time owns the socket ({@link #socketBusy}, guarded by the queue pair's lock);
  * the frame state below is that thread's.
  */
@@ -113,7 +114,7 @@ final class TcpFrameWriter {
     private boolean claimFrameLocked() {
         if (ackPending) {
             ackPending = false;
-            controlHeader.setAck(ackSequence, qp.receivesPostedLocked(), qp.smallestPostedReceiveLocked());
+            qp.creditLocked(controlHeader.set(FrameHeader.TYPE_ACK, (byte) 0, ackSequence, 0, 0, 0, 0, 0));
             qp.counters().increment(Counter.ACKS_SENT);
             long next = nakPending ? -1 : qp.nextToTransmitLocked();
             beginControlFrame();
@@ -157,7 +158,7 @@ final class TcpFrameWriter {
         if (slot.isSend()) {
             // The reverse direction's credit rides along: a queue pair that sends both ways
             // (a partner exchange) then needs no ACK to learn of its peer's new receives.
-            slot.header.credit(qp.receivesPostedLocked(), qp.smallestPostedReceiveLocked());
+            qp.creditLocked(slot.header);
         }
         writingSlot = slot;
         writingIndex = index;

@@ -29,6 +29,8 @@ final class TcpSendSlot {
     int rnrAttempts;
     /** Which of the responder's receives this request consumes (counted from 0), or -1: an RDMA WRITE consumes none. */
     long receiveIndex;
+    /** Payload bytes of the requests that consume a receive, up to and including this one. */
+    long receiveBytesThrough;
     /** Sent under a receive credit: completes once written, with no ACK (see {@link FrameHeader}). */
     boolean completesOnWrite;
     /** A {@link #completesOnWrite} request is written in full and completes once those before it have. */
@@ -42,8 +44,9 @@ final class TcpSendSlot {
         iov[0] = headerBuffer;
     }
 
-    void fill(SendRequest r, int total, long receiveIndex) {
+    void fill(SendRequest r, int total, long receiveIndex, long receiveBytesThrough) {
         this.receiveIndex = receiveIndex;
+        this.receiveBytesThrough = receiveBytesThrough;
         wrId = r.wrId();
         opcode = r.opcode();
         immediate = r.immediate();

@@ -364,20 +364,22 @@ class TcpQueuePairTest {
         assertTrue(FrameHeader.isWrite(h.type()) && FrameHeader.hasImmediate(h.type()));
         assertEquals(0, h.flags());
         assertEquals(FrameHeader.FLAG_NO_ACK, h.flags(FrameHeader.FLAG_NO_ACK).flags());
-        h.setAck(77, (1L << 32) + 5, 1 << 20);
+        h.set(FrameHeader.TYPE_ACK, (byte) 0, 77, 0, 0, 0, 0, 0).credit((1L << 32) + 5, 1 << 20, 1L << 40);
         assertEquals(FrameHeader.TYPE_ACK, h.type());
         assertEquals(FrameHeader.FLAG_CREDIT, h.flags());
         assertEquals(77, h.sequence());
         assertEquals(0, h.length(), "an ACK carries no payload");
         assertEquals(5, h.creditReceives(), "receives posted, mod 2^32");
         assertEquals(1 << 20, h.creditBytes());
-        h.set(FrameHeader.TYPE_SEND_IMM, (byte) 0, 9, 100, 0xCAFEBABE, 0, 0, 0).flags(FrameHeader.FLAG_NO_ACK).credit(3, 64);
+        assertEquals(1L << 40, h.creditTaken());
+        h.set(FrameHeader.TYPE_SEND_IMM, (byte) 0, 9, 100, 0xCAFEBABE, 0, 0, 0).flags(FrameHeader.FLAG_NO_ACK).credit(3, 64, 7);
         assertTrue(h.grantsCredit());
         assertEquals(FrameHeader.FLAG_NO_ACK | FrameHeader.FLAG_CREDIT, h.flags());
         assertEquals(0xCAFEBABE, h.immediate(), "a SEND's credit leaves its immediate alone");
         assertEquals(100, h.length());
         assertEquals(3, h.creditReceives());
         assertEquals(64, h.creditBytes());
+        assertEquals(7, h.creditTaken());
     }
 
     /**

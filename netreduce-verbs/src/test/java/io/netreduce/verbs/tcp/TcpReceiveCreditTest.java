@@ -40,6 +40,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TcpReceiveCreditTest {
     private static final int SLOT = 4096;
+    /** The registered buffers: four receives of a quarter each, 4 MiB in all. */
+    private static final int BIG = 4 << 20;
 
     @ParameterizedTest
     @EnumSource(TcpProgress.class)
@@ -141,6 +143,40 @@ class TcpReceiveCreditTest {
         }
     }
 
+    /**
+     * A requester sends under credit at most {@link TcpQueuePair#CREDIT_AHEAD_BYTES} beyond
+     * what its responder last reported taken, so that a sender pacing itself by completions
+     * keeps no more in flight. With four 1 MiB receives posted, of four 1 MiB SENDs, one at a
+     * time, the first and third wait for their ACKs, and each ACK (reporting what was taken)
+     * lets the SEND after it go under credit; without the bound the first ACK would have
+     * credited all three others.
+     */
+    @ParameterizedTest
+    @EnumSource(TcpProgress.class)
+    void aCreditCoversAtMostItsBytesAhead(TcpProgress progress) throws Exception {
+        int quarter = BIG / 4;
+        assertEquals(quarter, TcpQueuePair.CREDIT_AHEAD_BYTES, "the test's sizes assume a 1 MiB budget");
+        try (Pair p = new Pair(progress)) {
+            for (int i = 0; i < 4; i++) {
+                RecvRequest r = new RecvRequest();
+                r.wrId(i).sgl().add(p.dst, i * quarter, quarter);
+                p.y.postRecv(r);
+            }
+            for (int i = 0; i < 4; i++) {
+                p.src.buffer().put(i * quarter + 17, (byte) (i + 1));
+                SendRequest s = new SendRequest();
+                s.wrId(i).sgl().add(p.src, i * quarter, quarter);
+                p.x.postSend(s);
+                p.await(i + 1, i + 1);
+            }
+            assertEquals(2, p.x.counters().get(Counter.CREDITED_SENDS), "sender " + p.x.counters());
+            assertEquals(2, p.y.counters().get(Counter.ACKS_SENT), "receiver " + p.y.counters());
+            for (int i = 0; i < 4; i++) {
+                assertEquals(i + 1, p.dst.buffer().get(i * quarter + 17), "message " + i);
+            }
+        }
+    }
+
     /** Two tcp devices, one queue pair each (x sends to y), and the completions both have seen. */
     private static final class Pair implements AutoCloseable {
         final Device a;
@@ -167,8 +203,8 @@ class TcpReceiveCreditTest {
             QpAttributes.Builder attrs = QpAttributes.builder(cqa, cqa).minRnrTimer(Duration.ofMillis(1));
             x = pda.createQueuePair(attrs.build());
             y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).minRnrTimer(Duration.ofMillis(1)).build());
-            src = pda.register(ByteBuffer.allocateDirect(16 * SLOT), EnumSet.of(Access.LOCAL_WRITE));
-            dst = pdb.register(ByteBuffer.allocateDirect(16 * SLOT), EnumSet.of(Access.LOCAL_WRITE));
+            src = pda.register(ByteBuffer.allocateDirect(BIG), EnumSet.of(Access.LOCAL_WRITE));
+            dst = pdb.register(ByteBuffer.allocateDirect(BIG), EnumSet.of(Access.LOCAL_WRITE));
             CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
             x.connect(y.localEndpoint(), Duration.ofSeconds(10));
             f.get(10, TimeUnit.SECONDS);
