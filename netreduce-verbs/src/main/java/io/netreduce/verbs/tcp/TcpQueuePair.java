@@ -99,8 +99,8 @@ final class TcpQueuePair implements QueuePair {
     /** Payload bytes of the requests posted that consume a receive. */
     private long receiveBytesClaimed;
     /**
-     * The receive credit from the latest ACK: the responder's receives with an index below
-     * {@link #creditReceives} are posted, none smaller than {@link #creditBytes}.
+     * The receive credit from the responder's latest ACK or SEND: its receives with an
+     * index below {@link #creditReceives} are posted, none smaller than {@link #creditBytes}.
      */
     private long creditReceives;
     private int creditBytes;
@@ -286,7 +286,8 @@ final class TcpQueuePair implements QueuePair {
             if (consumesReceive) {
                 receiveBytesClaimed += total;
             }
-            sendSlot(index).fill(request, (int) total, consumesReceive ? receivesClaimed++ : -1, receiveBytesClaimed);
+            sendSlot(index).fill(request, (int) total, consumesReceive ? receivesClaimed++ : -1,
+                    receiveBytesClaimed);
             sendPosted = index + 1;
             claimed = progress.sendQueuedLocked(index, total);
         } finally {
@@ -340,9 +341,10 @@ final class TcpQueuePair implements QueuePair {
     }
 
     /**
-     * Whether {@code slot}'s SEND lands in a receive the responder's latest ACK credited,
-     * large enough for it: then it can meet neither an RNR nor a length error, and completes
-     * once written. Caller holds the lock.
+     * Whether {@code slot}'s SEND lands in a receive the responder's latest credit covers,
+     * large enough for it, within {@link #CREDIT_AHEAD_BYTES} of what it has taken: then it
+     * can meet neither an RNR nor a length error, and completes once written. Caller holds
+     * the lock.
      */
     boolean underCreditLocked(TcpSendSlot slot) {
         return slot.isSend() && slot.receiveIndex < creditReceives && slot.length <= creditBytes
