@@ -550,13 +550,14 @@ final class TcpQueuePair implements QueuePair {
                 return;
             }
             ackUpTo(sequence - 1); // a NAK acknowledges everything before it, as in RC
-            if (sequence - (int) sendAcked < 0
-                    || (sequence == (int) sendAcked && sendAcked < sendTransmitNext && sendSlot(sendAcked).completesOnWrite)) {
+            boolean credited = sequence == (int) sendAcked && sendAcked < sendTransmitNext
+                    && sendSlot(sendAcked).completesOnWrite;
+            if (sequence - (int) sendAcked < 0 || credited) {
                 // Only a request sent under a receive credit can have completed before its
                 // answer: the responder broke its credit, or its receive failed (a memory error).
                 failLocked(status == FrameHeader.STATUS_REMOTE_ACCESS ? WcStatus.REM_ACCESS_ERR : WcStatus.REM_INV_REQ_ERR,
                         "peer " + remoteEndpoint + " refused request " + sequence + " (NAK status " + status
-                                + "), sent under the receive credit of its last ACK");
+                                + "), sent under the receive credit it had granted");
                 return;
             }
             if (sequence != (int) sendAcked || sendAcked == sendTransmitNext) {
