@@ -12,6 +12,7 @@ public enum Counter {
     BYTES_RECEIVED("wire bytes received and accepted"),
     MESSAGES_SENT("messages completed: their last packet acknowledged, or (tcp) written under a receive credit"),
     CREDITED_SENDS("SENDs completed once written, into receives the responder had credited, with no ACK (tcp)"),
+    FALLBACK_DRIVES("looks at a queue pair nobody had polled, by its device's fallback (tcp, polled progress)"),
     MESSAGES_RECEIVED("messages delivered to a receive request or memory region"),
     RETRANSMITTED_PACKETS("request packets sent again by go-back-N"),
     RETRY_SEQUENCES("go-back-N restarts (ACK timeout or sequence NAK)"),

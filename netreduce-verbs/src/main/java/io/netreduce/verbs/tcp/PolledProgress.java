@@ -1,5 +1,6 @@
 package io.netreduce.verbs.tcp;
 
+import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.QpState;
 import io.netreduce.verbs.support.AckHold;
 import java.nio.channels.SocketChannel;
@@ -22,11 +23,25 @@ import java.nio.channels.SocketChannel;
 final class PolledProgress implements TcpProgressDriver {
     /** Drives per idle spell while nobody polls: as often as the device looked before it timed itself. */
     private static final int IDLE_DRIVES = 5;
+    /**
+     * The longest the fallback waits between looks at a queue pair that has nothing to do:
+     * each look that finds nothing moving doubles the wait, up to this, or a quarter of the
+     * queue pair's ACK timeout if that is shorter (a request a peer sends meanwhile is still
+     * answered well within the peer's timer). Without it an idle queue pair (a ring's partner
+     * queue pairs while tensors are large, any queue pair between calls) woke the device's
+     * timer thread every {@code idleNanos / IDLE_DRIVES}: at P = 4 on two cores, 430 wake-ups
+     * a second per rank against 120 with it, each taking a core from a rank (docs/benchmarks.md).
+     */
+    static final long IDLE_BACKOFF_MAX_NANOS = 32_000_000L;
     private final TcpQueuePair qp;
     private final TcpCompletionQueue sendCq;
     private final TcpCompletionQueue recvCq;
     private volatile SocketChannel channel;
     private volatile long lastPolledNanos;
+    /** The fallback's current wait between looks while nothing moves, and the poll it counts from (fallback thread only). */
+    private long idleLookNanos;
+    private long idleSince;
+    private final long idleLookMaxNanos;
     /** A step held the ACK back (since {@link #ackHeldSince}); racy between pollers: at worst held shorter. */
     private boolean ackHeld;
     private long ackHeldSince;
@@ -35,6 +50,7 @@ final class PolledProgress implements TcpProgressDriver {
         this.qp = qp;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
+        this.idleLookMaxNanos = Math.min(IDLE_BACKOFF_MAX_NANOS, qp.ackTimeout().toNanos() / 4);
     }
 
     @Override
@@ -89,8 +105,17 @@ final class PolledProgress implements TcpProgressDriver {
         if (untilIdle > 0) {
             return untilIdle;
         }
-        drive(false);
-        return idleNanos / IDLE_DRIVES;
+        qp.counters().increment(Counter.FALLBACK_DRIVES);
+        long first = idleNanos / IDLE_DRIVES;
+        boolean moved = drive(false);
+        long polled = lastPolledNanos;
+        if (moved || polled != idleSince || qp.writer().hasWork() || qp.awaitsPeerRacy()) {
+            idleSince = polled; // a new idle spell, or one where something still happens
+            idleLookNanos = first;
+        } else {
+            idleLookNanos = Math.max(first, Math.min(idleLookMaxNanos, 2 * idleLookNanos));
+        }
+        return idleLookNanos;
     }
 
     @Override

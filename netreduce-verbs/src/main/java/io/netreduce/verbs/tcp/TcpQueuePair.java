@@ -196,6 +196,11 @@ final class TcpQueuePair implements QueuePair {
         return device;
     }
 
+    /** Its local ACK timeout, as created. */
+    Duration ackTimeout() {
+        return attributes.ackTimeout();
+    }
+
     TcpFrameWriter writer() {
         return writer;
     }
@@ -591,6 +596,15 @@ final class TcpQueuePair implements QueuePair {
     }
 
     // ------------------------------------------------------------------ for the stall watch
+
+    /**
+     * Whether a transmitted request awaits its ACK or an RNR backoff its end: read without the
+     * lock by the device's fallback, for which a stale answer only means one look sooner or
+     * later than needed.
+     */
+    boolean awaitsPeerRacy() {
+        return sendTransmitNext != sendAcked || rnrBackoff;
+    }
 
     /** Whether a transmitted request awaits its ACK (not idle, not in RNR backoff). Caller holds the lock. */
     boolean awaitsAckLocked() {
