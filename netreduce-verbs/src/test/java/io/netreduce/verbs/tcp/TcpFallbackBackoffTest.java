@@ -4,24 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.netreduce.verbs.Access;
-import io.netreduce.verbs.CompletionQueue;
 import io.netreduce.verbs.Counter;
-import io.netreduce.verbs.Device;
-import io.netreduce.verbs.DeviceOptions;
-import io.netreduce.verbs.MemoryRegion;
-import io.netreduce.verbs.ProtectionDomain;
-import io.netreduce.verbs.QpAttributes;
-import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.RecvRequest;
 import io.netreduce.verbs.SendRequest;
-import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.WcStatus;
 import io.netreduce.verbs.WorkCompletion;
-import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.EnumSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -90,49 +78,15 @@ class TcpFallbackBackoffTest {
         }
     }
 
-    private static final class Pair implements AutoCloseable {
-        final Device a;
-        final Device b;
-        final CompletionQueue cqa;
-        final CompletionQueue cqb;
-        final QueuePair x;
-        final QueuePair y;
-        final MemoryRegion src;
-        final MemoryRegion dst;
-
+    private static final class Pair extends TcpPairFixture {
         Pair() throws Exception {
-            a = open("127.0.0.11");
-            b = open("127.0.0.21");
-            cqa = a.createCompletionQueue(8);
-            cqb = b.createCompletionQueue(8);
-            ProtectionDomain pda = a.allocateProtectionDomain();
-            ProtectionDomain pdb = b.allocateProtectionDomain();
-            x = pda.createQueuePair(QpAttributes.builder(cqa, cqa).ackTimeout(ACK_TIMEOUT).build());
-            y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).ackTimeout(ACK_TIMEOUT).build());
-            src = pda.register(ByteBuffer.allocateDirect(4096), EnumSet.of(Access.LOCAL_WRITE));
-            dst = pdb.register(ByteBuffer.allocateDirect(4096), EnumSet.of(Access.LOCAL_WRITE));
-            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
-            x.connect(y.localEndpoint(), Duration.ofSeconds(10));
-            f.get(10, TimeUnit.SECONDS);
-        }
-
-        private static Device open(String address) {
-            return Verbs.open("tcp", DeviceOptions.builder().localAddress(address).port(0)
-                    .property(TcpVerbsProvider.PROGRESS, TcpProgress.POLL.name()).build());
+            super("127.0.0.11", "127.0.0.21", TcpProgress.POLL, 8, 4096, q -> q.ackTimeout(ACK_TIMEOUT));
         }
 
         void postRecv() {
             RecvRequest r = new RecvRequest();
             r.wrId(1).sgl().add(dst, 0, 4096);
             y.postRecv(r);
-        }
-
-        @Override
-        public void close() {
-            x.close();
-            y.close();
-            a.close();
-            b.close();
         }
     }
 }

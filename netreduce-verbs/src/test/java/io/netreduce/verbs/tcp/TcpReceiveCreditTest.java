@@ -4,28 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.netreduce.verbs.Access;
-import io.netreduce.verbs.CompletionQueue;
 import io.netreduce.verbs.Counter;
-import io.netreduce.verbs.Device;
-import io.netreduce.verbs.DeviceOptions;
-import io.netreduce.verbs.MemoryRegion;
-import io.netreduce.verbs.ProtectionDomain;
-import io.netreduce.verbs.QpAttributes;
-import io.netreduce.verbs.QueuePair;
 import io.netreduce.verbs.RecvRequest;
 import io.netreduce.verbs.SendRequest;
-import io.netreduce.verbs.Verbs;
 import io.netreduce.verbs.WcOpcode;
 import io.netreduce.verbs.WcStatus;
 import io.netreduce.verbs.WorkCompletion;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -178,41 +166,15 @@ class TcpReceiveCreditTest {
     }
 
     /** Two tcp devices, one queue pair each (x sends to y), and the completions both have seen. */
-    private static final class Pair implements AutoCloseable {
-        final Device a;
-        final Device b;
-        final CompletionQueue cqa;
-        final CompletionQueue cqb;
-        final QueuePair x;
-        final QueuePair y;
-        final MemoryRegion src;
-        final MemoryRegion dst;
+    private static final class Pair extends TcpPairFixture {
         final List<WorkCompletion> sends = new ArrayList<>();
         final List<WorkCompletion> recvs = new ArrayList<>();
         private final WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(),
                 new WorkCompletion()};
 
         Pair(TcpProgress progress) throws Exception {
-            a = open("127.0.0.10", progress);
-            b = open("127.0.0.20", progress);
-            cqa = a.createCompletionQueue(64);
-            cqb = b.createCompletionQueue(64);
-            ProtectionDomain pda = a.allocateProtectionDomain();
-            ProtectionDomain pdb = b.allocateProtectionDomain();
             // Short RNR timer, rnrRetry 7 (forever): the test posts the missing receive itself.
-            QpAttributes.Builder attrs = QpAttributes.builder(cqa, cqa).minRnrTimer(Duration.ofMillis(1));
-            x = pda.createQueuePair(attrs.build());
-            y = pdb.createQueuePair(QpAttributes.builder(cqb, cqb).minRnrTimer(Duration.ofMillis(1)).build());
-            src = pda.register(ByteBuffer.allocateDirect(BIG), EnumSet.of(Access.LOCAL_WRITE));
-            dst = pdb.register(ByteBuffer.allocateDirect(BIG), EnumSet.of(Access.LOCAL_WRITE));
-            CompletableFuture<Void> f = CompletableFuture.runAsync(() -> y.connect(x.localEndpoint(), Duration.ofSeconds(10)));
-            x.connect(y.localEndpoint(), Duration.ofSeconds(10));
-            f.get(10, TimeUnit.SECONDS);
-        }
-
-        private static Device open(String address, TcpProgress progress) {
-            return Verbs.open("tcp", DeviceOptions.builder().localAddress(address).port(0)
-                    .property(TcpVerbsProvider.PROGRESS, progress.name()).build());
+            super("127.0.0.10", "127.0.0.20", progress, 64, BIG, q -> q.minRnrTimer(Duration.ofMillis(1)));
         }
 
         void postRecv(int i, int bytes) {
@@ -262,14 +224,6 @@ class TcpReceiveCreditTest {
                 }
                 pollBoth();
             }
-        }
-
-        @Override
-        public void close() {
-            x.close();
-            y.close();
-            a.close();
-            b.close();
         }
     }
 }
