@@ -597,15 +597,6 @@ final class TcpQueuePair implements QueuePair {
 
     // ------------------------------------------------------------------ for the stall watch
 
-    /**
-     * Whether a transmitted request awaits its ACK or an RNR backoff its end: read without the
-     * lock by the device's fallback, for which a stale answer only means one look sooner or
-     * later than needed.
-     */
-    boolean awaitsPeerRacy() {
-        return sendTransmitNext != sendAcked || rnrBackoff;
-    }
-
     /** Whether a transmitted request awaits its ACK (not idle, not in RNR backoff). Caller holds the lock. */
     boolean awaitsAckLocked() {
         return sendTransmitNext != sendAcked && !rnrBackoff;
@@ -623,6 +614,15 @@ final class TcpQueuePair implements QueuePair {
     }
 
     // ------------------------------------------------------------------ polled progress
+
+    /**
+     * Whether a transmitted request awaits its ACK or an RNR backoff its end: read without the
+     * lock by the device's fallback, for which a stale answer only means one look sooner or
+     * later than needed.
+     */
+    boolean awaitsPeerRacy() {
+        return sendTransmitNext != sendAcked || rnrBackoff;
+    }
 
     /**
      * Polled progress, called by a poller of one of this queue pair's completion queues:
