@@ -6,8 +6,10 @@ import io.netreduce.wire.roce.PathMtu;
 import io.netreduce.wire.roce.RoceAddressing;
 
 import io.netreduce.collectives.algorithm.MessagePlan;
+import io.netreduce.verbs.Capability;
 import io.netreduce.verbs.FaultPlan;
 import io.netreduce.verbs.QpAttributes;
+import io.netreduce.verbs.TransportCapabilities;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -101,16 +103,33 @@ public final class CommunicatorConfig {
     public static final int DEFAULT_WINDOW = 4;
     public static final int DEFAULT_MESSAGE_BYTES = 256 * 1024;
     /**
-     * The ring's default window and message size: 4 messages of 256 KiB in flight per rank
-     * (1 MiB, 256 PSNs at MTU 4096). Measured at 64 MiB against the former 8 × 1 MiB
-     * (docs/benchmarks.md, "The ring's messages"): over tcp 1.37× the busbw at P = 4 and
-     * 1.2× at P = 2 at less CPU per byte (a message is summed while the slice it landed in
-     * is still in the core's cache), over soft level; 8 × 256 KiB and 4 × 128 KiB were
-     * slower. Under loss it halves go-back-N's resent bytes: a lost packet costs what was
-     * sent behind it, at most the window.
+     * The ring's default window: 4 messages in flight per rank. Measured at 64 MiB against
+     * the former 8 × 1 MiB (docs/benchmarks.md, "The ring's messages"): with 256 KiB messages
+     * over tcp 1.37× the busbw at P = 4 and 1.2× at P = 2, over soft level; with 1 MiB
+     * messages over tcp a window of 2 or 8 measured level with 4. Under loss it bounds
+     * go-back-N's resent bytes: a lost packet costs what was sent behind it, at most the window.
      */
     public static final int DEFAULT_RING_WINDOW = 4;
-    public static final int DEFAULT_RING_MESSAGE_BYTES = 256 * 1024;
+    /** {@link #ringMessageBytes()} when not set: the size follows the transport ({@link #ringMessageBytes(TransportCapabilities)}). */
+    public static final int AUTO_RING_MESSAGE_BYTES = -1;
+    /**
+     * The ring's message size on a transport that cuts messages into path-MTU packets (an RC
+     * NIC, the soft RoCEv2 provider): there a message costs per packet, whatever its size,
+     * and a lost packet costs go-back-N what was sent behind it, so 4 × 256 KiB keeps the
+     * resent bytes at 1 MiB (256 PSNs at MTU 4096). A message is summed while the slice it
+     * landed in is still in the core's cache.
+     */
+    public static final int PACKET_RING_MESSAGE_BYTES = 256 * 1024;
+    /**
+     * The ring's message size on a byte-stream transport (tcp): there each message costs system
+     * calls, a frame, a completion and its sum's call, so fewer and larger ones cost less, and
+     * a lost segment is the kernel's to resend. Measured against 256 KiB in the same
+     * processes, over tcp, three rounds (docs/benchmarks.md, "The ring's messages"): 1.05-1.24x
+     * the busbw at P = 2 and 1.11-1.16x at P = 4 from 1 MiB to 64 MiB, at 0.80-0.93x the CPU per
+     * byte; 512 KiB gained less and 2 MiB no more. It still fits a server core's L2, where the
+     * sum finds it.
+     */
+    public static final int STREAM_RING_MESSAGE_BYTES = 1024 * 1024;
     /** torchrun's default rendezvous port. */
     public static final int DEFAULT_MASTER_PORT = 29500;
     /** The software switch's default control-plane port. */
@@ -166,7 +185,9 @@ public final class CommunicatorConfig {
         if (b.ringWindow < 1) {
             throw new IllegalArgumentException("ring window must be at least 1 message: " + b.ringWindow);
         }
-        MessagePlan.checkPayloadBytes(b.ringMessageBytes);
+        if (b.ringMessageBytes != AUTO_RING_MESSAGE_BYTES) {
+            MessagePlan.checkPayloadBytes(b.ringMessageBytes);
+        }
         if (b.smallTensorBytes < 0 && b.smallTensorBytes != AUTO_SMALL_TENSOR_BYTES) {
             throw new IllegalArgumentException("small tensor threshold must not be negative: " + b.smallTensorBytes);
         }
@@ -315,8 +336,22 @@ public final class CommunicatorConfig {
      * over tcp at P = 2 went from 0.21 to 1.07 GB/s busbw with 8 × 1 MiB).
      */
     public int ringWindow() { return ringWindow; }
-    /** Tensor bytes per message for ring all-reduce (default 1 MiB). */
+    /**
+     * Tensor bytes per message for ring all-reduce as configured, or
+     * {@link #AUTO_RING_MESSAGE_BYTES} (the default) to leave it to
+     * {@link #ringMessageBytes(TransportCapabilities)}.
+     */
     public int ringMessageBytes() { return ringMessageBytes; }
+
+    /**
+     * The ring's message size over {@code transport}: the configured one, else
+     * {@link #PACKET_RING_MESSAGE_BYTES} where the transport cuts messages into path-MTU
+     * packets and {@link #STREAM_RING_MESSAGE_BYTES} where it carries them as a byte stream.
+     */
+    public int ringMessageBytes(TransportCapabilities transport) {
+        return ringMessageBytes != AUTO_RING_MESSAGE_BYTES ? ringMessageBytes
+                : transport.has(Capability.PATH_MTU_PACKETS) ? PACKET_RING_MESSAGE_BYTES : STREAM_RING_MESSAGE_BYTES;
+    }
     /**
      * The ring's all-reduces of at most this many bytes take its small-tensor path (every
      * rank's tensor goes around the ring and each rank reduces the copies: P-1 steps
@@ -429,7 +464,7 @@ public final class CommunicatorConfig {
                 + (localAddress != null ? ", local=" + localAddress : "") + ", devicePort=" + devicePort
                 + (switchAddress != null ? ", switch=" + switchAddress + " control " + switchControl : "")
                 + ", window=" + window + ", messageBytes=" + messageBytes + ", ringWindow=" + ringWindow
-                + ", ringMessageBytes=" + ringMessageBytes + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes)
+                + ", ringMessageBytes=" + (ringMessageBytes == AUTO_RING_MESSAGE_BYTES ? "auto" : ringMessageBytes) + ", smallTensorBytes=" + (smallTensorBytes == AUTO_SMALL_TENSOR_BYTES ? "auto" : smallTensorBytes)
                 + ", halvingDoublingBytes=" + halvingDoublingBytes
                 + (deviceProperties.isEmpty() ? "" : ", deviceProperties=" + deviceProperties) + ", mtu=" + mtu
                 + ", agreement=" + agreement + (hosts > 0 ? ", hosts=" + hosts : "")
@@ -453,7 +488,7 @@ public final class CommunicatorConfig {
         private int window = DEFAULT_WINDOW;
         private int messageBytes = DEFAULT_MESSAGE_BYTES;
         private int ringWindow = DEFAULT_RING_WINDOW;
-        private int ringMessageBytes = DEFAULT_RING_MESSAGE_BYTES;
+        private int ringMessageBytes = AUTO_RING_MESSAGE_BYTES;
         private int smallTensorBytes = AUTO_SMALL_TENSOR_BYTES;
         private int halvingDoublingBytes = DEFAULT_HALVING_DOUBLING_BYTES;
         private final Map<String, String> deviceProperties = new LinkedHashMap<>();

@@ -94,7 +94,7 @@ final class EnvironmentReader {
             b.ringWindow(integer(env, RING_WINDOW, 0));
         }
         if (env.containsKey(RING_MESSAGE_BYTES)) {
-            b.ringMessageBytes(integer(env, RING_MESSAGE_BYTES, 0));
+            b.ringMessageBytes(nonNegative(env, RING_MESSAGE_BYTES, "unset it for the size that follows the transport"));
         }
         if (env.containsKey(MTU)) {
             b.mtu(integer(env, MTU, 0));

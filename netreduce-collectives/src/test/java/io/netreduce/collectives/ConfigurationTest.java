@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netreduce.collectives.spi.CommunicatorProvider;
+import io.netreduce.verbs.Verbs;
 import java.net.URI;
 import java.nio.FloatBuffer;
 import java.time.Duration;
@@ -90,6 +91,26 @@ class ConfigurationTest {
         assertEquals(0, set.smallTensorBytes(2));
         assertThrows(IllegalArgumentException.class,
                 () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_SMALL_TENSOR_BYTES", "-1")));
+    }
+
+    @Test
+    void ringMessageSizeFollowsTheTransportUnlessSet() {
+        CommunicatorConfig auto = CommunicatorConfig.fromEnvironment(Map.of());
+        assertEquals(CommunicatorConfig.AUTO_RING_MESSAGE_BYTES, auto.ringMessageBytes());
+        assertTrue(auto.toString().contains("ringMessageBytes=auto"), auto.toString());
+        // The providers' own capabilities: soft cuts messages into packets, tcp carries a byte stream.
+        assertEquals(CommunicatorConfig.PACKET_RING_MESSAGE_BYTES, auto.ringMessageBytes(Verbs.provider("soft").capabilities()));
+        assertEquals(CommunicatorConfig.STREAM_RING_MESSAGE_BYTES, auto.ringMessageBytes(Verbs.provider("tcp").capabilities()));
+        assertEquals(256 << 10, CommunicatorConfig.PACKET_RING_MESSAGE_BYTES);
+        assertEquals(1 << 20, CommunicatorConfig.STREAM_RING_MESSAGE_BYTES);
+        CommunicatorConfig set = CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_RING_MESSAGE_BYTES", "65536"));
+        assertEquals(65536, set.ringMessageBytes(Verbs.provider("tcp").capabilities()));
+        assertEquals(65536, set.ringMessageBytes(Verbs.provider("soft").capabilities()));
+        assertTrue(set.toString().contains("ringMessageBytes=65536"), set.toString());
+        assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_RING_MESSAGE_BYTES", "-1")));
+        assertThrows(IllegalArgumentException.class,
+                () -> CommunicatorConfig.fromEnvironment(Map.of("NETREDUCE_RING_MESSAGE_BYTES", "0")));
     }
 
     @Test

@@ -73,13 +73,14 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         group = g;
         var c = g.config();
         smallTensorBytes = c.smallTensorBytes(g.size());
-        int lookAhead = lookAhead(g.size(), c);
+        int messageBytes = c.ringMessageBytes(g.transport());
+        int lookAhead = lookAhead(g.size(), c, messageBytes);
         connections = RingConnections.open(g, null, c.ringWindow(), lookAhead);
         try {
             connections.publishEndpoints(g);
             connections.connect(g);
             ring = new RingAllReduce(connections.pd, connections.toNext, connections.fromPrev, connections.cq, g.rank(),
-                    g.size(), c.ringMessageBytes(), c.ringWindow(), lookAhead, g.timeout());
+                    g.size(), messageBytes, c.ringWindow(), lookAhead, g.timeout());
             if (PartnerConnections.serves(g.size()) && c.halvingDoublingBytes() >= 4) {
                 partners = new PartnerConnections(connections.device, connections.pd, g.size(), PartnerAllReduce.PER_OP,
                         PartnerAllReduce.SLOTS, c.mtu(), c.ackTimeout());
@@ -98,8 +99,8 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
      * of up to {@link CommunicatorConfig#smallTensorBytes(int)}), which a neighbour can send in
      * full before this rank starts the call; at least two.
      */
-    static int lookAhead(int size, CommunicatorConfig c) {
-        int perBlock = MessagePlan.messageCount(c.smallTensorBytes(size) / 4, c.ringMessageBytes());
+    static int lookAhead(int size, CommunicatorConfig c, int messageBytes) {
+        int perBlock = MessagePlan.messageCount(c.smallTensorBytes(size) / 4, messageBytes);
         return Math.max(2, (size - 1) * Math.max(1, perBlock));
     }
 
