@@ -48,34 +48,3 @@ JNIEXPORT void JNICALL Java_io_netreduce_wire_udp_NativeUdp_addInts(JNIEnv *env,
                                                                     jint count) {
     add_ints((uint32_t *) (intptr_t) dst, (const uint32_t *) (intptr_t) src, count);
 }
-
-/*
- * dst[i] = a[i] + b[i] with non-temporal stores (io.netreduce.wire.udp.NativeUdp.addStreaming):
- * for sums written into memory that is not read again before it has left the caches (the
- * ring's out-of-place reduce-scatter over a large tensor), so that the destination's lines
- * are not first read from memory only to be overwritten (the read-for-ownership of ordinary
- * stores). The same IEEE single-precision add as the JVM's (a sum of two NaNs may carry either
- * payload, as IEEE 754 allows and as the JIT's adds may too). 16-byte SSE stores (every
- * x86-64) fill whole lines in the write-combining buffers; elsewhere plain stores.
- */
-#if defined(__x86_64__)
-#include <xmmintrin.h>
-#endif
-
-JNIEXPORT void JNICALL Java_io_netreduce_wire_udp_NativeUdp_addStreaming(JNIEnv *env, jclass c, jlong dst, jlong a,
-                                                                         jlong b, jint count) {
-    float *d = (float *) (intptr_t) dst;
-    const float *x = (const float *) (intptr_t) a, *y = (const float *) (intptr_t) b;
-    int i = 0;
-#if defined(__x86_64__)
-    for (; i < count && ((uintptr_t) (d + i) & 15) != 0; i++) d[i] = x[i] + y[i];
-    for (; i + 16 <= count; i += 16) {
-        _mm_stream_ps(d + i, _mm_add_ps(_mm_loadu_ps(x + i), _mm_loadu_ps(y + i)));
-        _mm_stream_ps(d + i + 4, _mm_add_ps(_mm_loadu_ps(x + i + 4), _mm_loadu_ps(y + i + 4)));
-        _mm_stream_ps(d + i + 8, _mm_add_ps(_mm_loadu_ps(x + i + 8), _mm_loadu_ps(y + i + 8)));
-        _mm_stream_ps(d + i + 12, _mm_add_ps(_mm_loadu_ps(x + i + 12), _mm_loadu_ps(y + i + 12)));
-    }
-    _mm_sfence(); /* the stores are weakly ordered: visible before the caller goes on */
-#endif
-    for (; i < count; i++) d[i] = x[i] + y[i];
-}

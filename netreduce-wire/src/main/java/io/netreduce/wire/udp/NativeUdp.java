@@ -16,7 +16,7 @@ import java.util.Locale;
  * with UDP GSO straight between the socket and direct buffers, with no object per datagram;
  * the CRC-32 of ICRCs over direct memory ({@link #crc32}, {@code native/udp/crc32.c}), and
  * float adds ({@code native/udp/lanes.c}): the switch's lanes ({@link #addFloats}) and the
- * hosts' sums ({@link #addFloats3}, and {@link #addStreaming} with non-temporal stores).
+ * hosts' sums ({@link #addFloats3}).
  * Where the library is not in the jar (built without gcc), does not load (not Linux x86-64
  * or aarch64) or is turned off ({@value #ENABLED_PROPERTY}{@code =false}), {@link #available()}
  * is false, {@link #unavailableReason()} says why, and callers keep their pure-Java (Netty)
@@ -229,14 +229,6 @@ public final class NativeUdp {
 
     /** {@link #addFloats} for int32 lanes, wrapping. */
     public static native void addInts(long dst, long src, int count);
-
-    /**
-     * {@code dst[i] = a[i] + b[i]} for {@code count} floats at native addresses, with
-     * non-temporal stores ({@code native/udp/lanes.c}): for sums written into memory that is
-     * not read again before it has left the caches, which ordinary stores would first read in.
-     * The same IEEE adds as the JVM's (a sum of two NaNs may carry either payload).
-     */
-    public static native void addStreaming(long dst, long a, long b, int count);
 
     private static native int open0(int ip, int port, int receiveBuffer, int sendBuffer, boolean gro);
 

@@ -287,11 +287,11 @@ class NativeUdpTest {
     }
 
     @Test
-    void streamingAddsAreTheJvmsAddsBitForBitAtEveryLengthAndAlignment() {
+    void floatAddsAreTheJvmsAddsBitForBitAtEveryLengthAndAlignment() {
         // Bit for bit, except which payload a sum of two NaNs carries: IEEE 754 leaves it open,
         // and compilers (the JIT and gcc alike) may swap the operands of an addition.
         long seed = System.nanoTime();
-        System.out.println("NativeUdpTest addStreaming seed " + seed);
+        System.out.println("NativeUdpTest addFloats3 seed " + seed);
         Random rnd = new Random(seed);
         int n = 4096;
         ByteBuffer a = ByteBuffer.allocateDirect(4 * n + 64).order(ByteOrder.nativeOrder());
@@ -306,14 +306,14 @@ class NativeUdpTest {
             b.putFloat(4 * i, rnd.nextInt(8) == 0 ? special[rnd.nextInt(special.length)] : Float.intBitsToFloat(rnd.nextInt()));
         }
         for (int trial = 0; trial < 400; trial++) {
-            // every count up to 100 (the unaligned head, the 16-float loop, the tail), then random ones
+            // every count up to 100 (short runs, the vector loop and its tail), then random ones
             int count = trial < 100 ? trial : rnd.nextInt(n - 16);
             int ia = rnd.nextInt(16), ib = rnd.nextInt(16), id = rnd.nextInt(16);
             d.clear();
             for (int i = 0; i < n + 16; i++) {
                 d.putFloat(4 * i, 12345f);
             }
-            NativeUdp.addStreaming(NativeUdp.address(d) + 4L * id, NativeUdp.address(a) + 4L * ia,
+            NativeUdp.addFloats3(NativeUdp.address(d) + 4L * id, NativeUdp.address(a) + 4L * ia,
                     NativeUdp.address(b) + 4L * ib, count);
             for (int i = 0; i < n + 16; i++) {
                 int k = i - id;

@@ -55,7 +55,7 @@ public class ReductionKernelBenchmark {
         }
         reduction = switch (kernel) {
             case "vector" -> new VectorReductionKernel();
-            case "native" -> new NativeReductionKernel(new VectorReductionKernel(), false);
+            case "native" -> new NativeReductionKernel(new VectorReductionKernel());
             default -> new ArrayReductionKernel();
         };
         reduction.bind(staging, tensor, tensor);

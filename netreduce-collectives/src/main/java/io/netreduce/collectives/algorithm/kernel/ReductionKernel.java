@@ -52,20 +52,11 @@ public abstract class ReductionKernel {
 
     /** The fastest kernel this JVM can run. */
     public static ReductionKernel create() {
-        return Choice.NATIVE ? new NativeReductionKernel(javaKernel(), false) : javaKernel();
+        return Choice.NATIVE ? new NativeReductionKernel(javaKernel()) : javaKernel();
     }
 
     private static ReductionKernel javaKernel() {
         return Choice.VECTOR ? new VectorReductionKernel() : new ArrayReductionKernel();
-    }
-
-    /**
-     * A kernel whose sums go to {@code out} with non-temporal stores, which do not read the
-     * output's lines in from memory first: for sums into memory that is not read again before
-     * they would have left the caches anyway. Null where sums are not native.
-     */
-    public static ReductionKernel createStreaming() {
-        return Choice.NATIVE ? new NativeReductionKernel(javaKernel(), true) : null;
     }
 
     /** True if sums run in the native library ({@link NativeReductionKernel}). */

@@ -50,13 +50,11 @@ import java.util.function.Supplier;
  * <p>Out of place adds no pass over the tensor: the first step sends the input, and
  * reduce-scatter data lands straight in the output slice it is summed into ({@code out =
  * received op in}, in place over the bytes just written, still in cache), where in place it
- * lands in staging ({@code out = staging op out}). An out-of-place sum into a fresh output
- * reads each output line in from memory only to overwrite it; over chunks of
- * {@link #STREAMING_MIN_CHUNK_BYTES} or more, whose output is not in the caches, out-of-place
- * sums land in staging as in place and go to the output with non-temporal stores
- * ({@link #streamingSums}: 0.91-1.02x in place's busbw at 64 MiB over tcp, P = 2, against
- * 0.87-0.94x; docs/benchmarks.md). The operands and their order are the same on every path,
- * so are the bits.
+ * lands in staging ({@code out = staging op out}). The kernel's copy into the output is its
+ * first write there, as into staging; landing out-of-place sums in staging and sending them to
+ * the output with non-temporal stores instead measured 0.81-0.94x in place's busbw at 64 MiB
+ * over tcp, P = 2, in two sittings of three, against 0.99-1.05x this way (docs/benchmarks.md).
+ * The operands and their order are the same on both paths, so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
  * slots of their own (at least {@link #ahead} of them, as many as the caller asks: the ring
@@ -73,14 +71,6 @@ import java.util.function.Supplier;
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
-    /**
-     * The least chunk for {@link #streamingSums}: from about this size a fresh output is not in
-     * the caches, so ordinary stores would first read each of its lines in from memory, which
-     * non-temporal stores skip; the sum's own send, queued behind at most a window of messages,
-     * then reads it once. Measured at 64 MiB over tcp, P = 2: out of place 1.02x in place's
-     * busbw against 0.94x with ordinary stores (docs/benchmarks.md).
-     */
-    static final int STREAMING_MIN_CHUNK_BYTES = 8 << 20;
     /** The work request id of look-ahead receives (others carry their index in the operation). */
     private static final long LOOKAHEAD_WR_ID = -1;
 
@@ -107,16 +97,6 @@ public final class RingAllReduce implements AutoCloseable {
     private final ReductionKernel outputKernel = ReductionKernel.create();
     /** Out of place: reduce-scatter receives land in the output, not in staging. */
     private boolean receiveInOutput;
-    /**
-     * Out of place, summing, over large chunks: reduce-scatter receives land in staging, as in
-     * place, and each sum goes into the output with non-temporal stores ({@link #streamingKernel}).
-     * Ordinary stores into a fresh output read each of its lines from memory first: out of
-     * place then moved a sixth more bytes through memory than in place and measured 0.81-0.92x
-     * its busbw at 64 MiB over tcp (docs/benchmarks.md).
-     */
-    private boolean streamingSums;
-    /** Sums into the output with non-temporal stores; null where the native library is not in use. */
-    private final ReductionKernel streamingKernel = ReductionKernel.createStreaming();
 
     private int sendSeq;
     private int recvSeq;
@@ -258,11 +238,7 @@ public final class RingAllReduce implements AutoCloseable {
         receiveInOutput = !(input == output && inOffset == outOffset);
         outputElements = receiveInOutput ? elementsAt(output, outOffset) : inputElements;
         kernel.bind(stagingElements, inputElements, outputElements);
-        streamingSums = receiveInOutput && combine == ReduceOp.SUM && streamingKernel != null
-                && 4L * n / size >= STREAMING_MIN_CHUNK_BYTES;
-        if (streamingSums) {
-            streamingKernel.bind(stagingElements, inputElements, outputElements);
-        } else if (receiveInOutput) {
+        if (receiveInOutput) {
             outputKernel.bind(outputElements, inputElements, outputElements);
         }
     }
@@ -439,7 +415,7 @@ public final class RingAllReduce implements AutoCloseable {
         recv.sgl().add(headers, (window + slot) * HEADER, HEADER);
         if (bytes == 0) {
             // a header-only message
-        } else if (step < reduceSteps && (!receiveInOutput || streamingSums)) {
+        } else if (step < reduceSteps && !receiveInOutput) {
             recv.sgl().add(staging, slot * payloadBytes, bytes);
         } else {
             recv.sgl().add(outputRegion, outputOffset + (int) (sl >>> 32) * 4, bytes);
@@ -472,9 +448,7 @@ public final class RingAllReduce implements AutoCloseable {
         }
         int at = (int) (sl >>> 32);
         int from = slot * (payloadBytes / 4);
-        if (step < reduceSteps && streamingSums && !lookedAhead) {
-            streamingKernel.apply(combine, from, at, at, count); // received op local, into the output
-        } else if (step < reduceSteps && receiveInOutput && !lookedAhead) {
+        if (step < reduceSteps && receiveInOutput && !lookedAhead) {
             outputKernel.apply(combine, at, at, at, count); // received (in the output) op local
         } else if (step < reduceSteps) {
             kernel.apply(combine, from, at, at, count); // received op local, as the summation order documents

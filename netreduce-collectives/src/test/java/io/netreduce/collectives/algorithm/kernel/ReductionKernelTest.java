@@ -40,8 +40,7 @@ class ReductionKernelTest {
     static Stream<Arguments> kernels() {
         return Stream.of(Arguments.of("array", (Supplier<ReductionKernel>) ArrayReductionKernel::new),
                 Arguments.of("vector", (Supplier<ReductionKernel>) VectorReductionKernel::new),
-                Arguments.of("native", (Supplier<ReductionKernel>) () -> new NativeReductionKernel(new VectorReductionKernel(), false)),
-                Arguments.of("native streaming", (Supplier<ReductionKernel>) () -> new NativeReductionKernel(new VectorReductionKernel(), true)));
+                Arguments.of("native", (Supplier<ReductionKernel>) () -> new NativeReductionKernel(new VectorReductionKernel())));
     }
 
     @Test
