@@ -124,10 +124,10 @@ public final class CommunicatorConfig {
      * The ring's message size on a byte-stream transport (tcp): there each message costs system
      * calls, a frame, a completion and its sum's call, so fewer and larger ones cost less, and
      * a lost segment is the kernel's to resend. Measured against 256 KiB in the same
-     * processes, over tcp, three rounds (docs/benchmarks.md, "The ring's messages"): 1.05-1.24x
-     * the busbw at P = 2 and 1.11-1.16x at P = 4 from 1 MiB to 64 MiB, at 0.80-0.93x the CPU per
-     * byte; 512 KiB gained less and 2 MiB no more. It still fits a server core's L2, where the
-     * sum finds it.
+     * processes over tcp, three sets (docs/benchmarks.md, "The ring's messages"): 1.05-1.24x
+     * the busbw at P = 2 (1-64 MiB) and 1.11-1.16x at P = 4 (4-64 MiB) at 0.80-0.90x the CPU
+     * per byte in the first, 0.82-1.15x in the second, 1.14-1.20x at P = 4 in the third; 512
+     * KiB gained less, 2 MiB no more.
      */
     public static final int STREAM_RING_MESSAGE_BYTES = 1024 * 1024;
     /** torchrun's default rendezvous port. */
