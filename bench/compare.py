@@ -16,7 +16,7 @@ At P = 2 each round also runs bench/tcp_exchange.c twice, rows of their own (not
 with both sides sending and receiving the bytes of a P = 2 all-reduce at once over one
 loopback TCP connection, in C and without reducing, the kernel's floor for any all-reduce
 over TCP at P = 2; once as a P = 2 all-reduce in C (its "reduce" mode: the pipelined
-reduce-scatter and all-gather of netreduce's ring, 256 KiB pieces summed as they land,
+reduce-scatter and all-gather of netreduce's ring, 1 MiB pieces summed as they land,
 without framing, ACKs or a JVM), what an exact all-reduce over the same connection costs
 at the least. Both sleep in poll() when they wait, so they are floors for large sizes only
 (small ones pay a wake-up per step). Their CPU is each process's over the timed rounds.
@@ -72,8 +72,9 @@ PEERS = ("Open MPI", "Gloo")
 SHM_MPI_FLAGS = ["--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "vader,self"]
 FLOOR = "kernel floor: C exchange, no reduction"
 C_RING = "C all-reduce: the ring at P = 2 in C"
-# bench/tcp_exchange.c's piece for its all-reduce: netreduce's ring message size, summed in L2.
-C_RING_PIECE = 256 << 10
+# bench/tcp_exchange.c's piece for its all-reduce: netreduce's ring message size over tcp
+# (CommunicatorConfig.STREAM_RING_MESSAGE_BYTES).
+C_RING_PIECE = 1 << 20
 
 
 def size_bytes(text):
