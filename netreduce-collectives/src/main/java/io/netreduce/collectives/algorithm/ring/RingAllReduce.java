@@ -50,11 +50,11 @@ import java.util.function.Supplier;
  * <p>Out of place adds no pass over the tensor: the first step sends the input, and
  * reduce-scatter data lands straight in the output slice it is summed into ({@code out =
  * received op in}, in place over the bytes just written, still in cache), where in place it
- * lands in staging ({@code out = staging op out}). The kernel's copy into the output is its
- * first write there, as into staging; landing out-of-place sums in staging and sending them to
- * the output with non-temporal stores instead measured 0.81-0.94x in place's busbw at 64 MiB
- * over tcp, P = 2, in two sittings of three, against 0.99-1.05x this way (docs/benchmarks.md).
- * The operands and their order are the same on both paths, so are the bits.
+ * lands in staging ({@code out = staging op out}). Summing out of place from staging with
+ * non-temporal stores instead, which skip reading each output line before overwriting it,
+ * measured 0.81-0.94x in place's busbw at 64 MiB over tcp, P = 2, in two sittings of three,
+ * against 0.99-1.05x this way (docs/benchmarks.md). The operands and their order are the same
+ * in place and out of place, so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
  * slots of their own (at least {@link #ahead} of them, as many as the caller asks: the ring
