@@ -14,8 +14,11 @@ import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One rank's measurement loop, run identically on every rank of a communicator: for each
@@ -35,15 +38,37 @@ import java.util.function.Consumer;
  * for the largest size, so each communicator registers them once and never stages.
  */
 public final class WorkerLoop {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerLoop.class);
     /** In-place runs multiply the values by P; refill (untimed) this often to keep them finite. */
     private static final int REFILL_EVERY = 8;
     private static final ThreadMXBean THREAD_CPU = ManagementFactory.getThreadMXBean();
-    /** Bytes all-reduced per size in each round of the compiler warm-up (at least one call). */
+    /** Bytes all-reduced per size in each round of the compiler warm-up (at least {@link #WARMUP_BACK_TO_BACK} calls). */
     private static final long WARMUP_ROUND_BYTES = 1 << 20;
+    /**
+     * The fewest calls back to back per size and placement in a warm-up round, as the timed
+     * blocks make them: there a neighbour's next call often arrives before this rank's has
+     * begun, a branch that single calls between barriers never take. With one call per round
+     * at large sizes, the JIT compiled the hot path without it and recompiled it through the
+     * first timed blocks (traps in the ring's exchange and the tcp provider's progress, 64 MiB,
+     * P = 2: 1.2-1.5x the steady time).
+     */
+    private static final int WARMUP_BACK_TO_BACK = 4;
     /** The most calls timed (or warmed up) per size: exact as a float, which the counts travel as. */
     private static final long MAX_ITERATIONS = 1 << 20;
-    /** A rank whose compilers took more than this share of a warm-up round's wall time is still warming up. */
+    /** A rank whose compilers took more than this share of a warm-up window's wall time is still warming up. */
     private static final double COMPILING_SHARE = 0.05;
+    /**
+     * The compiler warm-up judges the JIT over windows of at least this long (whole rounds),
+     * not single rounds: a compilation's time is counted when it ends, so one that outlasts
+     * a round would leave that round looking quiet.
+     */
+    private static final long COMPILER_WINDOW_NANOS = 1_000_000_000L;
+    /**
+     * Quiet windows in a row that end the warm-up: the JIT works in bursts (a hot loop's
+     * compilation, then the traps and recompilations that the other placement's branches
+     * cause), with quiet seconds between them.
+     */
+    private static final int QUIET_WINDOWS = 3;
     /** The compiler warm-up ends at this many times the asked time, compiled or not. */
     private static final double WARMUP_CAP = 5;
     /** Blocks each variant's (algorithm and placement) timed calls are split into, alternating with the others'. */
@@ -149,10 +174,13 @@ public final class WorkerLoop {
      * {@link Workload#warmupSeconds()} and until no rank's JIT is still busy: a fresh JVM
      * interprets, then compiles, the hot paths over its first seconds, and where P ranks
      * share two cores their compilers share them too (measured: 4 ranks, 3 s, the first
-     * sizes still 5-40× their steady time). A rank is still busy while its compilers took
-     * more than {@link #COMPILING_SHARE} of the last round's wall time; the warm-up stops at
-     * {@link #WARMUP_CAP} times the asked time whatever the compilers do. Every rank's wish
-     * is summed by an all-reduce after each round, so every rank makes the same calls.
+     * sizes still 5-40× their steady time; 2 ranks over tcp, 64 MiB, compilations went on
+     * for 23 s and calls took 1.5× their steady time until then). A rank is still busy until
+     * its compilers took at most {@link #COMPILING_SHARE} of the wall time in
+     * {@link #QUIET_WINDOWS} windows in a row of {@link #COMPILER_WINDOW_NANOS}; the warm-up
+     * stops at {@link #WARMUP_CAP} times the asked time whatever the compilers do. Every
+     * rank's wish is summed by an all-reduce after each round, so every rank makes the same
+     * calls.
      */
     private void warmUpCompiler() {
         if (workload.warmupSeconds() <= 0) {
@@ -164,9 +192,10 @@ public final class WorkerLoop {
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
         FloatBuffer more = ByteBuffer.allocateDirect(4).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
+        long windowStart = start;
+        long compiledAtWindowStart = jitTimed ? jit.getTotalCompilationTime() : 0;
+        int quietWindows = 0;
         do {
-            long roundStart = System.nanoTime();
-            long compiledBefore = jitTimed ? jit.getTotalCompilationTime() : 0;
             // The same calls as the measurement (barriers, checked runs, both placements), so
             // that the code compiled for the warm-up is the code the timed runs take.
             for (long size : workload.sizes()) {
@@ -176,7 +205,7 @@ public final class WorkerLoop {
                     boolean inPlace = m % 2 == 1;
                     Reference.fill(input, comm.rank(), count);
                     comm.barrier();
-                    for (int i = 0; i < Math.max(1, WARMUP_ROUND_BYTES / size); i++) {
+                    for (int i = 0; i < Math.max(WARMUP_BACK_TO_BACK, WARMUP_ROUND_BYTES / size); i++) {
                         runOnce(c, count, inPlace);
                         if (i == 0) {
                             Reference.countWrong(inPlace ? input : output, comm.size(), count);
@@ -188,12 +217,23 @@ public final class WorkerLoop {
                 }
             }
             long now = System.nanoTime();
-            double compilingMillis = jitTimed ? jit.getTotalCompilationTime() - compiledBefore : 0;
-            boolean compiling = compilingMillis > COMPILING_SHARE * (now - roundStart) / 1e6;
+            if (now - windowStart >= COMPILER_WINDOW_NANOS) {
+                long compiled = jitTimed ? jit.getTotalCompilationTime() : 0;
+                boolean quiet = compiled - compiledAtWindowStart <= COMPILING_SHARE * (now - windowStart) / 1e6;
+                quietWindows = quiet ? quietWindows + 1 : 0;
+                windowStart = now;
+                compiledAtWindowStart = compiled;
+            }
+            boolean compiling = jitTimed && quietWindows < QUIET_WINDOWS;
             boolean wanted = now < most && (now < least || compiling);
             more.put(0, wanted ? 1 : 0);
             comm.allReduce(more); // a sum of 0s and 1s: exact, and every algorithm sums
         } while (more.get(0) != 0);
+        if (comm.rank() == 0) {
+            LOG.info("JIT warm-up took {} s ({})", String.format(Locale.ROOT, "%.1f", (System.nanoTime() - start) / 1e9),
+                    quietWindows >= QUIET_WINDOWS ? "its compilers quiet"
+                            : jitTimed ? "stopped at " + WARMUP_CAP + "x the asked time, compilers still busy" : "no JIT timing");
+        }
     }
 
     /** The checked call, the warm-up and the agreed count of timed calls of one variant at one size. */
