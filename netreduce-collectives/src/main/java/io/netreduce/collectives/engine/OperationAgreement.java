@@ -93,14 +93,19 @@ final class OperationAgreement {
 
     /**
      * From the data path's progress guard: abort on a failure reported by any rank, or a
-     * mismatch. A call compared in the data path that has waited {@link #lateAnnounceNanos}
-     * is announced to the store after all (once), so that if it times out the error can
-     * name the ranks that never started it; calls that complete sooner, nearly all of them,
-     * never are.
+     * mismatch. A mismatch reported in a later operation lets this call go on while it moves
+     * (for up to {@link #VERDICT_WAIT_MS} without progress): the ranks that found it have
+     * finished this call, so a rank that is slower can finish it too, and then fail the next
+     * one with the comparison of every rank's call, as the others do, rather than abort this
+     * one with a neighbour's report. A call compared in the data path that has waited
+     * {@link #lateAnnounceNanos} is announced to the store after all (once), so that if it
+     * times out the error can name the ranks that never started it; calls that complete
+     * sooner, nearly all of them, never are.
      */
     void checkProgress(CollectiveCall call, long idleNanos) {
         String failure = store.failure();
-        if (failure != null) {
+        boolean laterMismatch = store.mismatchOp() > call.seq() && idleNanos < VERDICT_WAIT_MS * 1_000_000L;
+        if (failure != null && !laterMismatch) {
             throw new CollectiveException("rank " + rank + ": collective #" + call.seq() + " " + describe(call)
                     + " aborted: " + failure);
         }
@@ -178,7 +183,7 @@ final class OperationAgreement {
         // Tell the group first, so that every rank stops waiting for this one's data.
         if (store.failure() == null) {
             if (e instanceof CallMismatchException) {
-                store.reportMismatch(own);
+                store.reportMismatch(call.seq(), own);
             } else {
                 store.fail(own);
             }

@@ -48,6 +48,8 @@ public final class StoreClient implements AutoCloseable {
     private volatile String failure;
     /** The group's failure is a mismatch of calls (pushed as {@code M}). */
     private volatile boolean mismatchReported;
+    /** The operation the reported mismatch names, or 0 if none was reported or it names none. */
+    private volatile long mismatchOp;
     private volatile boolean closing;
     /** Every operation up to this sequence number was verified OK. */
     private volatile long okThrough;
@@ -105,10 +107,7 @@ public final class StoreClient implements AutoCloseable {
                     case 'R' -> replies.add(body);
                     case 'C' -> checked(body);
                     case 'F' -> setFailure(body);
-                    case 'M' -> {
-                        mismatchReported = true;
-                        setFailure(body);
-                    }
+                    case 'M' -> mismatched(body);
                     default -> setFailure("rendezvous store sent an unknown line: " + line);
                 }
             }
@@ -120,6 +119,22 @@ public final class StoreClient implements AutoCloseable {
                 setFailure("lost the connection to the rendezvous store of rank 0 at " + master + ": " + e);
             }
         }
+    }
+
+    /** "seq text": the group's failure is a mismatch of calls, first seen in operation seq. */
+    private void mismatched(String body) {
+        int space = body.indexOf(' ');
+        long seq = 0;
+        try {
+            seq = Long.parseLong(space < 0 ? body : body.substring(0, space));
+        } catch (NumberFormatException e) {
+            space = -1; // no number: the whole line is the text
+        }
+        if (failure == null) {
+            mismatchOp = seq;
+            mismatchReported = true;
+        }
+        setFailure(space < 0 ? body : body.substring(space + 1));
     }
 
     /** "key verdict": a named check's future, or an operation's verdict by sequence number. */
@@ -205,12 +220,21 @@ public final class StoreClient implements AutoCloseable {
     }
 
     /**
-     * Tells every rank that the ranks called different collectives (first failure report
-     * wins): each then announces its call, so that every rank can list them all.
+     * The operation a mismatch report named ({@link #reportMismatch}), or 0 if the group's
+     * failure is not a mismatch or its report named none.
      */
-    public void reportMismatch(String text) {
+    public long mismatchOp() {
+        return mismatchReported ? mismatchOp : 0;
+    }
+
+    /**
+     * Tells every rank that the ranks called different collectives, first seen in operation
+     * {@code seq} (first failure report wins): each then announces its call, so that every
+     * rank can list them all. A rank still in an earlier operation can finish it first.
+     */
+    public void reportMismatch(long seq, String text) {
         try {
-            send("MISMATCH " + text.replace('\n', ' '));
+            send("MISMATCH " + seq + " " + text.replace('\n', ' '));
         } catch (IOException ignored) {
             // the store is gone: the others will learn that on their own
         }

@@ -26,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * checked the same key with the same value, or {@code C key MISMATCH ...} listing each
  * rank's value, used to agree on every collective without a wait on the data path;</li>
  * <li>{@code FAIL text}: the first failure is pushed to every rank as {@code F text};
- * {@code MISMATCH text} is a failure too, pushed as {@code M text}: ranks called different
- * collectives, so each rank should check its call under its sequence number to have them
- * all listed.</li>
+ * {@code MISMATCH seq text} is a failure too, pushed as {@code M seq text}: ranks called
+ * different collectives, the first different one numbered {@code seq} as far as the
+ * reporting rank knows, so each rank should check its call under its sequence number to
+ * have them all listed.</li>
  * </ul>
  * A rank whose connection ends without {@code BYE} is reported as failed to everyone: that
  * is how the other ranks learn, by name, that a process died.

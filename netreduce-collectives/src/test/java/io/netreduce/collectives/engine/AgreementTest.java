@@ -1,18 +1,27 @@
 package io.netreduce.collectives.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netreduce.collectives.Collective;
 import io.netreduce.collectives.CollectiveException;
 import io.netreduce.collectives.Communicator;
 import io.netreduce.collectives.CommunicatorConfig;
 import io.netreduce.collectives.CommunicatorConfig.Agreement;
 import io.netreduce.collectives.ReduceOp;
 import io.netreduce.collectives.TestGroup;
+import io.netreduce.collectives.algorithm.CollectiveCall;
+import io.netreduce.collectives.algorithm.ProgressGuard;
+import io.netreduce.collectives.algorithm.ring.RingAlgorithm;
+import io.netreduce.collectives.rendezvous.StoreClient;
+import io.netreduce.collectives.rendezvous.StoreServer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.FloatBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -139,6 +148,39 @@ class AgreementTest {
                 assertTrue(e.getMessage().contains(MISMATCH) && e.getMessage().contains("rank 3: allReduce(" + oddCount + ")"),
                         "rank " + r + ": " + e.getMessage());
             }
+        }
+    }
+
+    /**
+     * The rule under the test above, through a real store: a rank still in call #1 when a
+     * neighbour reports a mismatch in call #2 finishes #1 while it moves (the reporter has
+     * finished it), gives up on it once it stalls, and aborts #2 at once. Before, a rank
+     * slowed in #1 aborted it with the neighbour's report instead of failing #2 with every
+     * rank's call.
+     */
+    @Test
+    @Timeout(30)
+    void aMismatchReportedInALaterCallLetsARankStillInAnEarlierOneFinishIt() throws Exception {
+        Duration timeout = Duration.ofSeconds(10);
+        try (StoreServer server = new StoreServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 2);
+             StoreClient slow = StoreClient.connect(server.address(), 0, timeout);
+             StoreClient ahead = StoreClient.connect(server.address(), 1, timeout)) {
+            OperationAgreement agreement = new OperationAgreement(slow, 0, Agreement.IN_BAND, new RingAlgorithm(), timeout);
+            ahead.reportMismatch(2, "rank 1: rank 0 sent a message of collective #2 allReduce(65) where rank 1 called allReduce(64)");
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (slow.failure() == null && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(2, slow.mismatchOp(), "the report's operation, pushed to every rank");
+            assertTrue(slow.failure().startsWith("rank 1: rank 0 sent"), slow.failure());
+            CollectiveCall first = new CollectiveCall().set(1, Collective.ALL_REDUCE, ReduceOp.SUM, 64, -1, ProgressGuard.NONE);
+            assertDoesNotThrow(() -> agreement.checkProgress(first, 1_000_000L), "call #1 while it moves");
+            CollectiveException stalled = assertThrows(CollectiveException.class,
+                    () -> agreement.checkProgress(first, 2_000_000_000L), "call #1 stalled for 2 s");
+            assertTrue(stalled.getMessage().contains("collective #1") && stalled.getMessage().contains("rank 1: rank 0 sent"),
+                    stalled.getMessage());
+            CollectiveCall second = new CollectiveCall().set(2, Collective.ALL_REDUCE, ReduceOp.SUM, 65, -1, ProgressGuard.NONE);
+            assertThrows(CollectiveException.class, () -> agreement.checkProgress(second, 0), "call #2 at once");
         }
     }
 
