@@ -192,7 +192,15 @@ public final class StoreServer implements AutoCloseable {
             case "CHECK" -> check(c, p[1], Integer.parseInt(p[2]), p.length > 3 ? p[3] : "");
             case "WHO" -> c.send("R " + missing(p[1]));
             case "FAIL" -> fail(line.substring(5), "F ");
-            case "MISMATCH" -> fail(line.substring(9), "M ");
+            case "MISMATCH" -> {
+                // "seq text": the text is the failure (what a rank that joins later is told);
+                // the connected ranks also get the operation, so that one still in an
+                // earlier operation can finish it.
+                String rest = line.substring(9);
+                int space = rest.indexOf(' ');
+                boolean numbered = space > 0 && rest.chars().limit(space).allMatch(Character::isDigit);
+                fail(numbered ? rest.substring(space + 1) : rest, "M " + (numbered ? rest.substring(0, space) : "0") + " ");
+            }
             case "BYE" -> {
                 synchronized (this) {
                     c.left = true;
@@ -358,8 +366,8 @@ public final class StoreServer implements AutoCloseable {
         return true;
     }
 
-    /** Records the group's first failure and pushes it to every rank as {@code kind + text}. */
-    private void fail(String text, String kind) {
+    /** Records the group's first failure and pushes it to every rank as {@code prefix + text}. */
+    private void fail(String text, String prefix) {
         String flat = text.replace('\n', ' ');
         synchronized (this) {
             if (failure != null) {
@@ -370,7 +378,7 @@ public final class StoreServer implements AutoCloseable {
         }
         LOG.warn("store: failure reported to every rank: {}", flat);
         for (Connection c : connections) {
-            c.send(kind + flat);
+            c.send(prefix + flat);
         }
     }
 

@@ -156,13 +156,13 @@ class AgreementTest {
      * neighbour reports a mismatch in call #2 finishes #1 while it moves (the reporter has
      * finished it), gives up on it once it stalls, and aborts #2 at once. Before, a rank
      * slowed in #1 aborted it with the neighbour's report instead of failing #2 with every
-     * rank's call.
+     * rank's call. A rank that joins the store later is told the report's text.
      */
     @Test
     @Timeout(30)
     void aMismatchReportedInALaterCallLetsARankStillInAnEarlierOneFinishIt() throws Exception {
         Duration timeout = Duration.ofSeconds(10);
-        try (StoreServer server = new StoreServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 2);
+        try (StoreServer server = new StoreServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 3);
              StoreClient slow = StoreClient.connect(server.address(), 0, timeout);
              StoreClient ahead = StoreClient.connect(server.address(), 1, timeout)) {
             OperationAgreement agreement = new OperationAgreement(slow, 0, Agreement.IN_BAND, new RingAlgorithm(), timeout);
@@ -181,6 +181,12 @@ class AgreementTest {
                     stalled.getMessage());
             CollectiveCall second = new CollectiveCall().set(2, Collective.ALL_REDUCE, ReduceOp.SUM, 65, -1, ProgressGuard.NONE);
             assertThrows(CollectiveException.class, () -> agreement.checkProgress(second, 0), "call #2 at once");
+            try (StoreClient late = StoreClient.connect(server.address(), 2, timeout)) {
+                while (late.failure() == null && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                assertEquals(slow.failure(), late.failure(), "what a rank that joins later is told");
+            }
         }
     }
 
