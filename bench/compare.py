@@ -34,6 +34,10 @@ default, which bench scales by local ranks per core): with bench's own 3 s, the 
 and 64 KiB at P = 2 read 70-250 us from run to run with the CPU per GB rising alongside,
 against 49-61 us after 10 s.
 
+The peers run each size in a process of its own, netreduce bench all of a sweep's sizes in
+one (after a warm-up over all of them); --fresh-per-size runs a netreduce bench per size
+too, as the peers run, at the cost of a warm-up per size.
+
 Before each program the harness waits --settle seconds (3 by default): for a moment after a
 process frees much memory, copies into socket buffers run slow on a VM that gives free pages
 back to its host (docs/benchmarks.md, "Why runs vary": the C floor's 64 MiB exchange 36-41 ms
@@ -192,6 +196,8 @@ def main():
                     help="netreduce bench -T: least seconds timed per size (default 1)")
     ap.add_argument("--warmup-seconds", type=float, default=10.0,
                     help="netreduce bench -W: least seconds of warm-up over every size first (default 10)")
+    ap.add_argument("--fresh-per-size", action="store_true",
+                    help="one netreduce bench per size, as the peers run, instead of one over the sweep")
     ap.add_argument("--settle", type=float, default=3.0,
                     help="seconds to wait before each program, for the memory the last one freed to settle")
     ap.add_argument("--json", help="also write every round's figures here")
@@ -231,11 +237,12 @@ def main():
             for c in configs:
                 algorithm, transport = c.split("/")
                 extra = ("--hosts", "1") if a.one_host else ()
-                time.sleep(a.settle)
-                for s, placements in netreduce(p, sizes, a.iters, a.warmup, a.seconds_per_size, a.warmup_seconds,
-                                                  algorithm, transport, extra).items():
-                    for placement, r in placements.items():
-                        got[s][f"netreduce {c}, {placement.replace('_', ' ')}"] = r
+                for run_sizes in ([[s] for s in sizes] if a.fresh_per_size else [sizes]):
+                    time.sleep(a.settle)
+                    for s, placements in netreduce(p, run_sizes, a.iters, a.warmup, a.seconds_per_size,
+                                                      a.warmup_seconds, algorithm, transport, extra).items():
+                        for placement, r in placements.items():
+                            got[s][f"netreduce {c}, {placement.replace('_', ' ')}"] = r
             for s in sizes:
                 for name, r in got[s].items():
                     if r["wrong"] != 0:
@@ -247,7 +254,8 @@ def main():
                       + ", ".join(f"{k} {v['time_us']:.1f} us" for k, v in got[s].items()), file=sys.stderr, flush=True)
     header = (("one host: Open MPI over shared memory (btl vader,self), netreduce --hosts 1; " if a.one_host else "")
               + f"{a.rounds} interleaved rounds, float32 sum in place unless said, every result checked exact; "
-              f"netreduce bench -n {a.iters} -w {a.warmup} -T {a.seconds_per_size:g} -W {a.warmup_seconds:g}; "
+              f"netreduce bench -n {a.iters} -w {a.warmup} -T {a.seconds_per_size:g} -W {a.warmup_seconds:g}"
+              + (", one per size" if a.fresh_per_size else "") + "; "
               + (f"TCP congestion control: the peers the system's, netreduce and the floor {floor_congestion()}; "
                  if floor_congestion() else "")
               + "median (range)")
