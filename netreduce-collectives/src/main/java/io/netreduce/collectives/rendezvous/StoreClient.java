@@ -121,20 +121,17 @@ public final class StoreClient implements AutoCloseable {
         }
     }
 
-    /** "seq text": the group's failure is a mismatch of calls, first seen in operation seq. */
+    /**
+     * "seq text" (the store always numbers it, 0 for none): the group's failure is a
+     * mismatch of calls, first seen in operation seq.
+     */
     private void mismatched(String body) {
         int space = body.indexOf(' ');
-        long seq = 0;
-        try {
-            seq = Long.parseLong(space < 0 ? body : body.substring(0, space));
-        } catch (NumberFormatException e) {
-            space = -1; // no number: the whole line is the text
-        }
         if (failure == null) {
-            mismatchOp = seq;
+            mismatchOp = Long.parseLong(body.substring(0, space));
             mismatchReported = true;
         }
-        setFailure(space < 0 ? body : body.substring(space + 1));
+        setFailure(body.substring(space + 1));
     }
 
     /** "key verdict": a named check's future, or an operation's verdict by sequence number. */
