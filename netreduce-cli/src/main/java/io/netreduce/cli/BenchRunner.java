@@ -124,7 +124,7 @@ final class BenchRunner {
     }
 
     /** Floats of the figures {@link #combine} sums before the transport counters. */
-    private static final int STATS = 12;
+    private static final int STATS = 14;
 
     /**
      * Sums every rank's figures with an all-reduce (counts split into 20-bit halves so that
@@ -142,6 +142,8 @@ final class BenchRunner {
         boolean switchRead = !Double.isNaN(r.switchCpuSeconds());
         stats.put(switchRead ? (float) (r.switchCpuSeconds() * 1e6) : 0f);
         stats.put(switchRead ? 1f : 0f);
+        stats.put((float) r.timeP50Us());
+        stats.put((float) r.timeP99Us());
         for (Counter c : Counter.values()) {
             putSplit(stats, r.transportCounters().getOrDefault(RankResult.counterName(c), 0L));
         }
@@ -155,6 +157,8 @@ final class BenchRunner {
         long timeouts = getSplit(stats, 7);
         double cpu = stats.get(9) / 1e6 / p;
         double switchCpu = stats.get(11) > 0 ? stats.get(10) / 1e6 : Double.NaN;
+        double p50 = stats.get(12) / p;
+        double p99 = stats.get(13) / p;
         Map<String, Long> counters = new TreeMap<>();
         for (Counter c : Counter.values()) {
             long n = getSplit(stats, STATS + 2 * c.ordinal());
@@ -165,7 +169,7 @@ final class BenchRunner {
         double algbw = r.bytes() / (time * 1e3);
         return new Row(r.algorithm(), r.bytes(), r.count(), "float", "sum", r.inPlace(), r.iterations(), time, algbw,
                 algbw * Row.busBandwidthFactor(p), wrong, wire, retrans, timeouts, cpu, Row.perGb(cpu, r.bytes()),
-                counters).withSwitchCpu(switchCpu);
+                counters).withSwitchCpu(switchCpu).withCallTimes(p50, p99);
     }
 
     private static void putSplit(FloatBuffer b, long v) {

@@ -236,6 +236,11 @@ class AllReduceCommandsTest {
                 assertTrue(p.get("time_us").asDouble() > 0, r.toString());
                 assertEquals(3, p.get("iterations").asInt(), "-T 0 times exactly -n: " + r);
                 assertTrue(p.get("cpu_s_per_call").asDouble() > 0 && p.get("cpu_s_per_gb").asDouble() > 0, r.toString());
+                // Each rank's median and 99th percentile of its three calls (the slowest), averaged over
+                // ranks: no rank's mean exceeds its slowest call.
+                double p50 = p.get("time_p50_us").asDouble();
+                double p99 = p.get("time_p99_us").asDouble();
+                assertTrue(p50 > 0 && p50 <= p99 && p.get("time_us").asDouble() <= p99 * (1 + 1e-4), r.toString());
                 assertSwitchCpu(algorithm, p, 4096L << i);
                 busbwSum += p.get("busbw_gbps").asDouble();
             }

@@ -22,11 +22,15 @@ import java.util.Map;
  * @param switchCpuSeconds the switch data plane's CPU time per all-reduce over the timed loop,
  *                       read by rank 0 from the switch's metrics ({@link SwitchCpu}); NaN on
  *                       other ranks, for other algorithms, or where it cannot be read
+ * @param timeP50Us      median time of one all-reduce over the timed iterations, µs; NaN
+ *                       where the calls were not timed one by one
+ * @param timeP99Us      99th percentile of the same: a rank that loses its core for a
+ *                       while, or a stalled connection, shows here long before the mean
  */
 public record RankResult(int rank, String algorithm, long bytes, long count, boolean inPlace, int iterations,
                          double timeUs, long wrong, long wireBytesSent, long retransmittedPackets,
                          long ackTimeouts, double cpuSeconds, Map<String, Long> transportCounters,
-                         double switchCpuSeconds) {
+                         double switchCpuSeconds, double timeP50Us, double timeP99Us) {
     public RankResult {
         transportCounters = transportCounters == null ? Map.of() : Map.copyOf(transportCounters);
     }
@@ -41,7 +45,7 @@ public record RankResult(int rank, String algorithm, long bytes, long count, boo
                       double timeUs, long wrong, long wireBytesSent, long retransmittedPackets, long ackTimeouts,
                       double cpuSeconds, Map<String, Long> transportCounters) {
         this(rank, algorithm, bytes, count, inPlace, iterations, timeUs, wrong, wireBytesSent, retransmittedPackets,
-                ackTimeouts, cpuSeconds, transportCounters, Double.NaN);
+                ackTimeouts, cpuSeconds, transportCounters, Double.NaN, Double.NaN, Double.NaN);
     }
 
     /** Without transport counters or the switch's CPU. */
@@ -49,7 +53,7 @@ public record RankResult(int rank, String algorithm, long bytes, long count, boo
                       double timeUs, long wrong, long wireBytesSent, long retransmittedPackets, long ackTimeouts,
                       double cpuSeconds) {
         this(rank, algorithm, bytes, count, inPlace, iterations, timeUs, wrong, wireBytesSent, retransmittedPackets,
-                ackTimeouts, cpuSeconds, Map.of(), Double.NaN);
+                ackTimeouts, cpuSeconds, Map.of(), Double.NaN, Double.NaN, Double.NaN);
     }
 
     /** Prefix of result lines on a worker's stdout. */

@@ -13,7 +13,9 @@ import java.util.TreeMap;
  * that does not depend on the machine's other load; and every transport counter that moved,
  * summed over ranks (RNR NAKs, sequence NAKs, tail probes, out-of-sequence drops...). For
  * netreduce, the switch data plane's CPU per call and per GB beside the ranks' (null, and left
- * out of the JSON, for other algorithms or where the switch's metrics cannot be read).
+ * out of the JSON, for other algorithms or where the switch's metrics cannot be read). The
+ * median and 99th percentile of one call's time (each rank's, averaged over ranks) where the
+ * calls were timed one by one: a tail that the mean hides, such as a rank that lost its core.
  */
 public record Row(String algorithm, long size, long count, String type, String redop, boolean inPlace,
                   int iterations, double timeUs, double algbwGbps, double busbwGbps, long wrong, long wireBytesPerWorker,
@@ -22,7 +24,9 @@ public record Row(String algorithm, long size, long count, String type, String r
                   @JsonProperty("switch_cpu_s_per_call") @JsonInclude(JsonInclude.Include.NON_NULL)
                   Double switchCpuSPerCall,
                   @JsonProperty("switch_cpu_s_per_gb") @JsonInclude(JsonInclude.Include.NON_NULL)
-                  Double switchCpuSPerGb) {
+                  Double switchCpuSPerGb,
+                  @JsonProperty("time_p50_us") @JsonInclude(JsonInclude.Include.NON_NULL) Double timeP50Us,
+                  @JsonProperty("time_p99_us") @JsonInclude(JsonInclude.Include.NON_NULL) Double timeP99Us) {
 
     /** Without the switch's CPU. */
     public Row(String algorithm, long size, long count, String type, String redop, boolean inPlace, int iterations,
@@ -31,7 +35,7 @@ public record Row(String algorithm, long size, long count, String type, String r
                Map<String, Long> transportCounters) {
         this(algorithm, size, count, type, redop, inPlace, iterations, timeUs, algbwGbps, busbwGbps, wrong,
                 wireBytesPerWorker, retransmittedPackets, ackTimeouts, cpuSPerCall, cpuSPerGb, transportCounters,
-                null, null);
+                null, null, null, null);
     }
 
     /** This row with the switch's CPU per call and per GB, from seconds per call; unchanged when that is unknown (NaN). */
@@ -41,7 +45,17 @@ public record Row(String algorithm, long size, long count, String type, String r
         }
         return new Row(algorithm, size, count, type, redop, inPlace, iterations, timeUs, algbwGbps, busbwGbps, wrong,
                 wireBytesPerWorker, retransmittedPackets, ackTimeouts, cpuSPerCall, cpuSPerGb, transportCounters,
-                secondsPerCall, perGb(secondsPerCall, size));
+                secondsPerCall, perGb(secondsPerCall, size), timeP50Us, timeP99Us);
+    }
+
+    /** This row with the median and 99th percentile of one call's time, µs; unchanged when they are unknown (NaN). */
+    public Row withCallTimes(double p50Us, double p99Us) {
+        if (Double.isNaN(p50Us) || Double.isNaN(p99Us)) {
+            return this;
+        }
+        return new Row(algorithm, size, count, type, redop, inPlace, iterations, timeUs, algbwGbps, busbwGbps, wrong,
+                wireBytesPerWorker, retransmittedPackets, ackTimeouts, cpuSPerCall, cpuSPerGb, transportCounters,
+                switchCpuSPerCall, switchCpuSPerGb, p50Us, p99Us);
     }
 
     /** Without transport counters. */
@@ -85,6 +99,8 @@ public record Row(String algorithm, long size, long count, String type, String r
         return new Row(first.algorithm(), first.bytes(), first.count(), "float", "sum", first.inPlace(),
                 first.iterations(), time,
                 algbw, algbw * busBandwidthFactor(worldSize), wrong, wire, retrans, timeouts, cpu, perGb(cpu, first.bytes()),
-                counters).withSwitchCpu(switchCpu);
+                counters).withSwitchCpu(switchCpu).withCallTimes(
+                        ranks.stream().mapToDouble(RankResult::timeP50Us).average().orElse(Double.NaN),
+                        ranks.stream().mapToDouble(RankResult::timeP99Us).average().orElse(Double.NaN));
     }
 }

@@ -12,6 +12,7 @@ import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -273,6 +274,7 @@ public final class WorkerLoop {
         long switchBefore = switchCpu.nanos();
         comm.barrier();
         long[] before = MeteredVerbsProvider.totals();
+        t.makeRoom(calls);
         long elapsed = 0;
         // Refilling an in-place input is the benchmark's work, not the collective's: its CPU
         // (this thread's alone) comes off the CPU column as its time stays out of the clock.
@@ -289,7 +291,9 @@ public final class WorkerLoop {
             }
             long t0 = System.nanoTime();
             runOnce(c, count, inPlace);
-            elapsed += System.nanoTime() - t0;
+            long took = System.nanoTime() - t0;
+            elapsed += took;
+            t.callNanos[t.calls + i] = took;
         }
         long cpu = cpuClock.elapsedNanos();
         long[] moved = MeteredVerbsProvider.totals();
@@ -315,6 +319,20 @@ public final class WorkerLoop {
         /** The switch data plane's CPU over them, -1 where it cannot be read. */
         long switchNanos;
         final long[] moved = new long[Counter.values().length];
+        /** Each timed call's time, in the order made: the first {@link #calls}. */
+        long[] callNanos = new long[64];
+
+        /** Room for {@code more} calls' times, made before they are timed. */
+        void makeRoom(int more) {
+            if (calls + more > callNanos.length) {
+                callNanos = Arrays.copyOf(callNanos, Math.max(calls + more, 2 * callNanos.length));
+            }
+        }
+
+        /** The {@code q} quantile (nearest rank) of the timed calls' times, µs. */
+        double quantileUs(long[] sorted, double q) {
+            return calls == 0 ? Double.NaN : sorted[Math.max(0, (int) Math.ceil(q * calls) - 1)] / 1e3;
+        }
 
         RankResult result(int rank, String algorithm, long size, int count, boolean inPlace) {
             Map<String, Long> counters = new LinkedHashMap<>();
@@ -326,9 +344,12 @@ public final class WorkerLoop {
             long wire = moved[Counter.BYTES_SENT.ordinal()] / calls;
             double timeUs = elapsed / 1e3 / calls;
             double cpuSeconds = cpu < 0 ? Double.NaN : cpu / 1e9 / calls;
+            long[] sorted = Arrays.copyOf(callNanos, calls);
+            Arrays.sort(sorted);
             return new RankResult(rank, algorithm, size, count, inPlace, calls, timeUs, wrong, wire,
                     moved[Counter.RETRANSMITTED_PACKETS.ordinal()], moved[Counter.ACK_TIMEOUTS.ordinal()], cpuSeconds,
-                    counters, switchNanos < 0 ? Double.NaN : SwitchCpu.perCall(0, switchNanos, calls));
+                    counters, switchNanos < 0 ? Double.NaN : SwitchCpu.perCall(0, switchNanos, calls),
+                    quantileUs(sorted, 0.5), quantileUs(sorted, 0.99));
         }
     }
 
