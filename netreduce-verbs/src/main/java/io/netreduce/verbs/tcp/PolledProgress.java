@@ -101,6 +101,9 @@ final class PolledProgress implements TcpProgressDriver {
         if (qp.state() == QpState.CLOSED) {
             return Long.MAX_VALUE;
         }
+        if (sendCq.hasBlockingPoller() || recvCq.hasBlockingPoller()) {
+            return idleNanos; // a poller drives it, however long since it last got a core
+        }
         long untilIdle = lastPolledNanos + idleNanos - now;
         if (untilIdle > 0) {
             return untilIdle;

@@ -13,6 +13,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -61,6 +62,8 @@ final class TcpCompletionQueue extends CompletionRing {
     private volatile boolean selecting;
     /** One poller sleeps in select() at a time; a second one spins on progress meanwhile. */
     private final Object selectLock = new Object();
+    /** Threads inside a blocking {@link #poll(WorkCompletion[], Duration)} now: they drive the attached sockets. */
+    private final AtomicInteger blockingPollers = new AtomicInteger();
 
     /** The shortest adaptive spin. */
     static final long MIN_SPIN_NANOS = AdaptiveSpin.MIN_SPIN_NANOS;
@@ -138,12 +141,33 @@ final class TcpCompletionQueue extends CompletionRing {
         return super.poll(out);
     }
 
+    /**
+     * Whether a thread is inside a blocking poll of this queue, and so drives its queue
+     * pairs' sockets until it returns. It may have gone without progress for a while all the
+     * same: descheduled where other work holds the cores. The device's fallback then leaves
+     * these queue pairs to it ({@link PolledProgress#driveIfIdle}): the poller runs as soon
+     * as a core frees, where a fallback thread would only be one more thread wanting one, and
+     * would take the socket from the poller when it comes back.
+     */
+    boolean hasBlockingPoller() {
+        return blockingPollers.get() > 0;
+    }
+
     @Override
     public int poll(WorkCompletion[] out, Duration timeout) throws InterruptedException {
         TcpQueuePair[] qps = attached;
         if (qps.length == 0) {
             return super.poll(out, timeout);
         }
+        blockingPollers.incrementAndGet();
+        try {
+            return pollDriving(out, timeout, qps);
+        } finally {
+            blockingPollers.decrementAndGet();
+        }
+    }
+
+    private int pollDriving(WorkCompletion[] out, Duration timeout, TcpQueuePair[] qps) throws InterruptedException {
         long start = System.nanoTime();
         long now = start;
         long deadline = now + Math.max(0, timeout.toNanos());
