@@ -162,7 +162,7 @@ def tcp_floor(nbytes, rounds, reduce=False):
     piece = C_RING_PIECE if reduce else 1 << 20
     out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, piece)), str(rounds), cc]
                          + (["reduce"] if reduce else []), check=True, capture_output=True, text=True, timeout=900)
-    _, _, _, med_ms, _, _, cpu = out.stdout.split()
+    _, _, _, med_ms, _, _, cpu = out.stdout.split()[:7]
     t = float(med_ms) * 1e3
     return {"time_us": t, "busbw": busbw(nbytes, t, 2), "wrong": 0, "cpu_s_per_gb": float(cpu) / (nbytes / 1e9)}
 

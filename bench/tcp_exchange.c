@@ -5,7 +5,7 @@
  * all-gather, each way), with no reduction at all. One thread per process drives a
  * non-blocking socket with poll(), writing and reading CHUNK bytes per call, as Open MPI's
  * TCP transport and netreduce's polled tcp provider do. Prints
- *   bytes chunk rounds ms_per_round_median ms_min busbw_GBps_at_median cpu_s_per_round
+ *   bytes chunk rounds ms_per_round_median ms_min busbw_GBps_at_median cpu_s_per_round ms_mean ms_p99
  * where cpu_s_per_round is each process's CPU time over the timed rounds only, per round
  * (the two processes' mean), and busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES). A fourth
  * argument sets the connection's congestion control (TCP_CONGESTION), as netreduce's tcp
@@ -251,7 +251,10 @@ int main(int argc, char **argv) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
     qsort(ms, rounds, sizeof *ms, cmp);
     double med = ms[rounds / 2];
-    printf("%zu %zu %d %.3f %.3f %.3f %.6f\n", bytes, chunk, rounds, med, ms[0], bytes / (med * 1e6),
-           (cpu + peer_cpu) / 2 / rounds);
+    double sum = 0;
+    for (int i = 0; i < rounds; i++) sum += ms[i];
+    int p99 = (rounds * 99 + 99) / 100 - 1; /* nearest rank, as netreduce bench's time_p99_us */
+    printf("%zu %zu %d %.3f %.3f %.3f %.6f %.3f %.3f\n", bytes, chunk, rounds, med, ms[0], bytes / (med * 1e6),
+           (cpu + peer_cpu) / 2 / rounds, sum / rounds, ms[p99 < 0 ? 0 : p99]);
     return 0;
 }
