@@ -122,7 +122,7 @@ public final class StoreClient implements AutoCloseable {
     }
 
     /**
-     * "seq text" (the store always numbers it, 0 for none): the group's failure is a
+     * "seq text", as the reporting rank sent it ({@link #reportMismatch}): the group's failure is a
      * mismatch of calls, first seen in operation seq.
      */
     private void mismatched(String body) {
@@ -218,7 +218,7 @@ public final class StoreClient implements AutoCloseable {
 
     /**
      * The operation a mismatch report named ({@link #reportMismatch}), or 0 if the group's
-     * failure is not a mismatch or its report named none.
+     * failure is not a mismatch.
      */
     public long mismatchOp() {
         return mismatchReported ? mismatchOp : 0;

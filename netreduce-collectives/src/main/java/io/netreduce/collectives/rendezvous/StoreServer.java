@@ -193,13 +193,11 @@ public final class StoreServer implements AutoCloseable {
             case "WHO" -> c.send("R " + missing(p[1]));
             case "FAIL" -> fail(line.substring(5), "F ");
             case "MISMATCH" -> {
-                // "seq text": the text is the failure (what a rank that joins later is told);
-                // the connected ranks also get the operation, so that one still in an
-                // earlier operation can finish it.
-                String rest = line.substring(9);
-                int space = rest.indexOf(' ');
-                boolean numbered = space > 0 && rest.chars().limit(space).allMatch(Character::isDigit);
-                fail(numbered ? rest.substring(space + 1) : rest, "M " + (numbered ? rest.substring(0, space) : "0") + " ");
+                // "seq text" (StoreClient#reportMismatch): the text is the failure (what a rank
+                // that joins later is told); the connected ranks also get the operation, so that
+                // one still in an earlier operation can finish it.
+                int space = line.indexOf(' ', 9);
+                fail(line.substring(space + 1), "M " + Long.parseLong(line.substring(9, space)) + " ");
             }
             case "BYE" -> {
                 synchronized (this) {
