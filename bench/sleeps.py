@@ -29,6 +29,7 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,8 @@ def main():
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not cmd:
         ap.error("no command given (put it after --)")
+    if shutil.which("perf") is None:
+        sys.exit("sleeps.py: perf not found (apt-get install -y linux-perf)")
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "sched.data")
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
