@@ -106,9 +106,13 @@ def main():
                             "-o", data, "--", "sleep", str(a.seconds)], check=True)
             proc.wait()
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            if proc.poll() is None:  # interrupted: let it stop its own children first
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
         script = subprocess.run(["perf", "script", "-i", data], check=True, capture_output=True, text=True).stdout
     names, ran, sleeps, waits, idle, span = analyse(script.splitlines())
     if span <= 0:
