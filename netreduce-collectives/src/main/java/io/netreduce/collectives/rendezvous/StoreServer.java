@@ -84,13 +84,35 @@ public final class StoreServer implements AutoCloseable {
             }
         }
 
+        /**
+         * A line no netreduce rank sends (another program, or another version of the
+         * protocol): from a rank of the group, the group fails saying so, since what that rank
+         * meant is lost; from a connection that never said which rank it is, only that
+         * connection is dropped.
+         */
+        private void unreadable(String line, RuntimeException e) {
+            String shown = line.length() > 80 ? line.substring(0, 80) + "..." : line;
+            if (rank < 0) {
+                LOG.warn("store: dropped a connection from {} that sent '{}', which the store cannot read ({})",
+                        s.getRemoteSocketAddress(), shown, e.toString());
+                return;
+            }
+            fail("rank " + rank + " sent the rendezvous store '" + shown + "', which it cannot read (" + e
+                    + "): a different netreduce version or another program on its connection", "F ");
+        }
+
         @Override
         public void run() {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = in.readLine()) != null) {
-                    handle(this, line);
+                    try {
+                        handle(this, line);
+                    } catch (RuntimeException e) {
+                        unreadable(line, e);
+                        break;
+                    }
                 }
             } catch (IOException e) {
                 LOG.debug("store: connection of rank {} ended: {}", rank, e.toString());
