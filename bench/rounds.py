@@ -6,8 +6,9 @@ environment settings (KEY=VALUE ...) for the run; every round runs every variant
 after the other, so that a slow spell of a shared machine hits all alike. The table gives,
 per variant and size, the median and range over rounds of the in-place time per call,
 busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
-variant's in the same round (or against its own run's first entry, below), and its out-of-place busbw against its in-place busbw of the
-same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
+variant's with as many ranks (--local) in the same round (or against its own run's first
+entry, below; a size the reference did not time is not compared), and its out-of-place
+busbw against its in-place busbw of the same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
 that times several algorithms in the same processes (`--algorithm ring,netreduce`), or one
 algorithm with several settings (`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288`, or
 a transport's device property, `ring@tcp.spinMicros=0`),
@@ -62,6 +63,15 @@ def run(spec):
     return name, rows
 
 
+def ranks(spec):
+    """The ranks a variant runs (its --local), or None if it does not say."""
+    words = spec.split("=", 1)[1].split()
+    for i, w in enumerate(words[:-1]):
+        if w == "--local":
+            return words[i + 1]
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
@@ -72,6 +82,7 @@ def main():
     a = ap.parse_args()
     rounds = []
     run_of = {}  # row label -> the variant whose run produced it
+    ranks_of = {spec.split("=", 1)[0]: ranks(spec) for spec in a.variants}
     for rnd in range(a.rounds):
         got = {}
         for spec in a.variants:
@@ -92,15 +103,19 @@ def main():
         return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
 
     names = list(rounds[0])
-    first = names[0]
     # A row is compared with the first row of its own run when that run timed several
-    # algorithms or settings in the same processes, else with the first variant's.
+    # algorithms or settings in the same processes, else with the first variant that ran
+    # as many ranks (variants at P = 2 and P = 4 in one call compare within their P).
     reference = {}
     for name in names:
         same_run = [n for n in names if run_of[n] == run_of[name]]
-        reference[name] = same_run[0] if len(same_run) > 1 else first
-    against = first if len(set(reference.values())) == 1 else "the first of its run"
+        same_ranks = [n for n in names if ranks_of[run_of[n]] == ranks_of[run_of[name]]]
+        reference[name] = same_run[0] if len(same_run) > 1 else same_ranks[0]
+    firsts = set(reference.values())
+    against = next(iter(firsts)) if len(firsts) == 1 else "its reference"
     print(f"{a.rounds} interleaved rounds, in place, median (range)")
+    if len(firsts) > 1:
+        print("references: " + ", ".join(f"{n} against {reference[n]}" for n in names if reference[n] != n))
     print()
     print(f"| variant | size | time µs | busbw GB/s | × {against}'s busbw | CPU s/GB per rank | × {against}'s CPU "
           "| out of place busbw × in place | switch CPU s/GB |")
@@ -108,9 +123,11 @@ def main():
     for name in names:
         for size in rounds[0][name]:
             res = [r[name][size] for r in rounds]
-            base = [r[reference[name]][size] for r in rounds]
-            vs = "" if name == reference[name] else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
-            cvs = "" if name == reference[name] else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
+            base = [r[reference[name]].get(size) for r in rounds]
+            if any(b is None for b in base):
+                base = [r[name][size] for r in rounds]  # the reference did not time this size
+            vs = "" if base[0] is res[0] else spread([x["busbw"] / b["busbw"] for x, b in zip(res, base)], "%.2f")
+            cvs = "" if base[0] is res[0] else spread([x["cpu"] / b["cpu"] for x, b in zip(res, base)], "%.2f")
             sw = [x["switch_cpu"] for x in res if x["switch_cpu"] is not None]
             print(f"| {name} | {human(size)} | {spread([x['time_us'] for x in res], '%.1f')} "
                   f"| {spread([x['busbw'] for x in res], '%.3f')} | {vs} | {spread([x['cpu'] for x in res], '%.3f')} "

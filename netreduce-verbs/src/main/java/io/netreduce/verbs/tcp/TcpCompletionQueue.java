@@ -178,8 +178,20 @@ final class TcpCompletionQueue extends CompletionRing {
             if (awaitingRoom(qps)) {
                 noteRoom(qps);
             }
+            // Queue pairs that only receive (a ring's link from its left neighbour) go first:
+            // what they read frees the sender's socket, and the ACK they owe leaves at once
+            // instead of after this rank's own write of up to a chunk on another queue pair,
+            // which a sender past its credit waits for to complete its sends
+            // (docs/benchmarks.md, "Progress order").
             for (TcpQueuePair qp : qps) {
-                moved |= qp.progress();
+                if (!qp.hasSent()) {
+                    moved |= qp.progress();
+                }
+            }
+            for (TcpQueuePair qp : qps) {
+                if (qp.hasSent()) {
+                    moved |= qp.progress();
+                }
             }
             int n = super.poll(out);
             if (n > 0 || isClosed()) {
