@@ -135,10 +135,30 @@ final class TcpCompletionQueue extends CompletionRing {
         if (awaitingRoom(qps)) {
             noteRoom(qps);
         }
-        for (TcpQueuePair qp : qps) {
-            qp.progress();
-        }
+        progress(qps);
         return super.poll(out);
+    }
+
+    /**
+     * One pass over the queue pairs' sockets; true if anything moved. Queue pairs that only
+     * receive (a ring's link from its left neighbour) go first: what they read frees the
+     * sender's socket, and the ACK they owe leaves at once instead of after this rank's own
+     * write of up to a chunk on another queue pair, which a sender past its credit waits for
+     * to complete its sends (docs/benchmarks.md, "Progress order").
+     */
+    private static boolean progress(TcpQueuePair[] qps) {
+        boolean moved = false;
+        for (TcpQueuePair qp : qps) {
+            if (!qp.hasSent()) {
+                moved |= qp.progress();
+            }
+        }
+        for (TcpQueuePair qp : qps) {
+            if (qp.hasSent()) {
+                moved |= qp.progress();
+            }
+        }
+        return moved;
     }
 
     /**
@@ -178,21 +198,7 @@ final class TcpCompletionQueue extends CompletionRing {
             if (awaitingRoom(qps)) {
                 noteRoom(qps);
             }
-            // Queue pairs that only receive (a ring's link from its left neighbour) go first:
-            // what they read frees the sender's socket, and the ACK they owe leaves at once
-            // instead of after this rank's own write of up to a chunk on another queue pair,
-            // which a sender past its credit waits for to complete its sends
-            // (docs/benchmarks.md, "Progress order").
-            for (TcpQueuePair qp : qps) {
-                if (!qp.hasSent()) {
-                    moved |= qp.progress();
-                }
-            }
-            for (TcpQueuePair qp : qps) {
-                if (qp.hasSent()) {
-                    moved |= qp.progress();
-                }
-            }
+            moved |= progress(qps);
             int n = super.poll(out);
             if (n > 0 || isClosed()) {
                 spin.adapt(System.nanoTime() - start);
