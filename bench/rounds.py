@@ -8,8 +8,8 @@ per variant and size, the median and range over rounds of the in-place time per 
 busbw and the workers' CPU per GB, each variant's busbw and CPU against the first
 variant's with as many ranks (--local) in the same round (or against its own run's first
 entry, below; a size the reference did not time is not compared), and its out-of-place
-busbw against its in-place busbw of the same run; for netreduce, the switch data plane's CPU per GB over the same calls. A variant
-that times several algorithms in the same processes (`--algorithm ring,netreduce`), or one
+busbw against its in-place busbw of the same run; for netreduce, the switch data plane's
+CPU per GB over the same calls. A variant that times several algorithms in the same processes (`--algorithm ring,netreduce`), or one
 algorithm with several settings (`--algorithm ring,ring@NETREDUCE_RING_MESSAGE_BYTES=524288`, or
 a transport's device property, `ring@tcp.spinMicros=0`),
 gives a row per entry, named "NAME ENTRY", each compared with the first entry of the same
