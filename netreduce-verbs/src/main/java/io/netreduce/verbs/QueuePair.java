@@ -41,10 +41,10 @@ public interface QueuePair extends AutoCloseable {
      * Sends now the acknowledgement this queue pair may hold back for its next send to
      * carry. A software provider keeps the ACK of a receive for a few µs on a queue pair
      * that sends too, so that a reply carries it ({@link io.netreduce.verbs.support.AckHold}),
-     * and sends it on the next poll or post, or at the device's idle drive (10 ms). A caller
-     * that will neither poll nor post for a while, such as a collective that has finished
-     * and returns to an application that computes, calls this: the peer's send completes
-     * only with that ACK. A NIC holds nothing back, so by default this does nothing.
+     * and sends it on the next poll or post, or at the device's idle drive (10 to 32 ms
+     * after the last poll). A caller that will neither poll nor post for a while, such as a
+     * collective that has finished and returns to an application that computes, calls this:
+     * the peer's send completes only with that ACK. A NIC holds nothing back, so by default this does nothing.
      */
     default void releaseHeldAck() {
     }

@@ -24,10 +24,11 @@ final class PolledProgress implements TcpProgressDriver {
     /** Drives per idle spell while nobody polls: as often as the device looked before it timed itself. */
     private static final int IDLE_DRIVES = 5;
     /**
-     * The longest the fallback waits between looks at a queue pair that has nothing to do:
-     * each look that finds nothing moving doubles the wait, up to this, or a quarter of the
-     * queue pair's ACK timeout if that is shorter (a request a peer sends meanwhile is still
-     * answered well within the peer's timer). Without it an idle queue pair (a ring's partner
+     * The longest the fallback waits between looks at a queue pair that has nothing to do,
+     * and between looks at one that its application keeps polling: each look that finds
+     * nothing moving doubles the wait, up to this, or a quarter of the queue pair's ACK
+     * timeout if that is shorter (a request a peer sends meanwhile is still answered well
+     * within the peer's timer). Without it an idle queue pair (a ring's partner
      * queue pairs while tensors are large, any queue pair between calls) woke the device's
      * timer thread every {@code idleNanos / IDLE_DRIVES}: at P = 4 on two cores, 430 wake-ups
      * a second per rank against 120 with it, each taking a core from a rank (docs/benchmarks.md).
@@ -101,12 +102,15 @@ final class PolledProgress implements TcpProgressDriver {
         if (qp.state() == QpState.CLOSED) {
             return Long.MAX_VALUE;
         }
-        if (sendCq.hasBlockingPoller() || recvCq.hasBlockingPoller()) {
-            return idleNanos; // a poller drives it, however long since it last got a core
-        }
         long untilIdle = lastPolledNanos + idleNanos - now;
-        if (untilIdle > 0) {
-            return untilIdle;
+        if (untilIdle > 0 || sendCq.hasBlockingPoller() || recvCq.hasBlockingPoller()) {
+            // Polled: its poller drives it (a blocking one however long since it last got a
+            // core). Looking again after the longest idle wait, not when this poll turns idle,
+            // wakes this thread every 32 ms (or quarter ACK timeout) instead of every 10 while
+            // an application keeps polling: on two cores each wake-up takes a core from a rank
+            // (docs/benchmarks.md, "The fallback's looks"). The price: once the polls stop, the
+            // fallback takes over up to that late, still well within the peer's ACK timeout.
+            return Math.max(untilIdle, idleLookMaxNanos);
         }
         qp.counters().increment(Counter.FALLBACK_DRIVES);
         long first = idleNanos / IDLE_DRIVES;

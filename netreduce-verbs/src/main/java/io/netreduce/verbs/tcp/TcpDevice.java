@@ -51,8 +51,9 @@ final class TcpDevice implements Device {
     static final long FALLBACK_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /**
      * The device looks for such queue pairs when the first of them would turn idle (a
-     * queue pair its caller keeps polling costs one look per {@link #FALLBACK_IDLE_NANOS},
-     * not a wake-up every few milliseconds), and never sooner than this after the last look.
+     * queue pair its caller keeps polling costs one look per
+     * {@link PolledProgress#IDLE_BACKOFF_MAX_NANOS} or quarter ACK timeout, not a wake-up
+     * every few milliseconds), and never sooner than this after the last look.
      */
     static final long FALLBACK_MIN_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final TcpQueuePair[] NONE = new TcpQueuePair[0];

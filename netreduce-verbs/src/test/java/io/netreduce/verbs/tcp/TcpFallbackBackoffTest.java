@@ -52,30 +52,54 @@ class TcpFallbackBackoffTest {
         try (Pair p = new Pair()) {
             p.postRecv();
             Thread.sleep(IDLE_MILLIS);
-            long looks = p.y.counters().get(Counter.FALLBACK_DRIVES);
-            p.src.buffer().putLong(0, 0x5EEDL);
-            SendRequest s = new SendRequest();
-            s.wrId(7).sgl().add(p.src, 0, 64);
-            p.x.postSend(s);
-            WorkCompletion[] wc = {new WorkCompletion()};
-            long deadline = System.nanoTime() + ACK_TIMEOUT.toNanos();
-            int n = 0;
-            while (n == 0) { // only the sender polls
-                if (System.nanoTime() > deadline) {
-                    fail("the SEND was not ACKed within the ACK timeout; sender " + p.x.counters() + ", receiver "
-                            + p.y.counters());
-                }
-                n = p.cqa.poll(wc, Duration.ofMillis(5));
-            }
-            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
-            assertEquals(7, wc[0].wrId());
-            assertEquals(0, p.x.counters().get(Counter.CREDITED_SENDS), "the first SEND needed its ACK");
-            assertTrue(p.y.counters().get(Counter.FALLBACK_DRIVES) > looks, "the receiver's fallback read it: "
-                    + p.y.counters());
-            assertEquals(1, p.cqb.poll(wc, Duration.ofSeconds(5)), "the receive completed");
-            assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
-            assertEquals(0x5EEDL, p.dst.buffer().getLong(0));
+            sendAnsweredByTheFallback(p);
         }
+    }
+
+    /**
+     * While an application keeps polling, the fallback looks at its queue pairs only every
+     * {@link PolledProgress#IDLE_BACKOFF_MAX_NANOS} (or quarter ACK timeout). Once the polls
+     * stop, it must still take over: a SEND that arrives then is read and ACKed within the
+     * sender's ACK timeout.
+     */
+    @Test
+    void aQueuePairWhoseApplicationStopsPollingIsDrivenByTheFallback() throws Exception {
+        try (Pair p = new Pair()) {
+            p.postRecv();
+            WorkCompletion[] wc = {new WorkCompletion()};
+            long pollUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(IDLE_MILLIS / 2);
+            while (System.nanoTime() < pollUntil) { // the receiver's application polls, and nothing comes
+                assertEquals(0, p.cqb.poll(wc, Duration.ofMillis(2)));
+            }
+            sendAnsweredByTheFallback(p);
+        }
+    }
+
+    /** Sends one SEND while only the sender polls: the receiver's fallback must read and ACK it. */
+    private static void sendAnsweredByTheFallback(Pair p) throws InterruptedException {
+        long looks = p.y.counters().get(Counter.FALLBACK_DRIVES);
+        p.src.buffer().putLong(0, 0x5EEDL);
+        SendRequest s = new SendRequest();
+        s.wrId(7).sgl().add(p.src, 0, 64);
+        p.x.postSend(s);
+        WorkCompletion[] wc = {new WorkCompletion()};
+        long deadline = System.nanoTime() + ACK_TIMEOUT.toNanos();
+        int n = 0;
+        while (n == 0) { // only the sender polls
+            if (System.nanoTime() > deadline) {
+                fail("the SEND was not ACKed within the ACK timeout; sender " + p.x.counters() + ", receiver "
+                        + p.y.counters());
+            }
+            n = p.cqa.poll(wc, Duration.ofMillis(5));
+        }
+        assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+        assertEquals(7, wc[0].wrId());
+        assertEquals(0, p.x.counters().get(Counter.CREDITED_SENDS), "the first SEND needed its ACK");
+        assertTrue(p.y.counters().get(Counter.FALLBACK_DRIVES) > looks, "the receiver's fallback read it: "
+                + p.y.counters());
+        assertEquals(1, p.cqb.poll(wc, Duration.ofSeconds(5)), "the receive completed");
+        assertEquals(WcStatus.SUCCESS, wc[0].status(), wc[0].toString());
+        assertEquals(0x5EEDL, p.dst.buffer().getLong(0));
     }
 
     private static final class Pair extends TcpPairFixture {
