@@ -1,7 +1,9 @@
 package io.netreduce.verbs.soft;
 
+import io.netreduce.verbs.support.FallbackProgress;
 import io.netreduce.wire.udp.NativeUdp;
 import io.netty.channel.EventLoop;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
@@ -17,12 +19,6 @@ import org.slf4j.LoggerFactory;
  */
 final class CallerProgress {
     private static final Logger LOG = LoggerFactory.getLogger(CallerProgress.class);
-    /**
-     * The event loop drives a device that nobody drove for this long (as the tcp provider's
-     * polled progress does): a peer of an application that computes instead of polling is
-     * slowed, never stalled.
-     */
-    static final long IDLE_DRIVE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** Longest sleep of a blocking poll in one go (a wake-up or a datagram ends it sooner). */
     private static final int MAX_SLEEP_MILLIS = 50;
 
@@ -42,6 +38,9 @@ final class CallerProgress {
     /** When the earliest queue-pair timer is due, as the last drive found it: a sleeper wakes for it. */
     private volatile long timersDueNanos = Long.MAX_VALUE;
     private volatile boolean closed;
+    private EventLoop loop;
+    /** Event loop only: {@link #lastDrivenNanos} as its own last drive left it. */
+    private long ownDriveNanos = Long.MIN_VALUE;
 
     /** {@code socket}: the device's receive socket, which a sleeping poller waits on. */
     CallerProgress(int socket, Drive drive, String device) {
@@ -51,9 +50,22 @@ final class CallerProgress {
         this.waker = NativeUdp.waker();
     }
 
-    /** Starts the event loop's idle drive. */
+    /**
+     * Starts the event loop's looks: it drives a device that nobody drove for
+     * {@link FallbackProgress#IDLE_NANOS} (a peer of an application that computes instead of
+     * polling is slowed, never stalled), as the tcp provider's polled progress does.
+     */
     void start(EventLoop loop) {
-        loop.scheduleAtFixedRate(this::driveIfIdle, IDLE_DRIVE_NANOS, IDLE_DRIVE_NANOS, TimeUnit.NANOSECONDS);
+        this.loop = loop;
+        lookIn(FallbackProgress.IDLE_NANOS);
+    }
+
+    private void lookIn(long nanos) {
+        try {
+            loop.schedule(this::look, nanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("soft device {}: no idle progress, the event loop is shutting down", device);
+        }
     }
 
     /** {@code task} as the event loop must run it: under the lock. */
@@ -101,17 +113,30 @@ final class CallerProgress {
         timersDueNanos = timersDue;
     }
 
-    private void driveIfIdle() {
-        if (closed || System.nanoTime() - lastDrivenNanos < IDLE_DRIVE_NANOS) {
+    private void look() {
+        if (closed) {
             return;
+        }
+        long last = lastDrivenNanos;
+        long sinceDriven = System.nanoTime() - last;
+        if (sinceDriven < FallbackProgress.IDLE_NANOS && last != ownDriveNanos) {
+            // Its callers drive it. Looking again after the longest wait, not when their last
+            // drive turns idle, wakes the event loop a third as often while they keep at it.
+            lookIn(Math.max(FallbackProgress.IDLE_NANOS - sinceDriven, FallbackProgress.LONGEST_LOOK_NANOS));
+            return;
+        }
+        lookIn(FallbackProgress.IDLE_NANOS);
+        if (sinceDriven < FallbackProgress.IDLE_NANOS) {
+            return; // its own last drive, not yet that old
         }
         lock.lock();
         try {
             if (!closed) {
                 drive.run(false); // nobody is there to make the next move
+                ownDriveNanos = lastDrivenNanos;
             }
         } catch (RuntimeException e) {
-            // A periodic task that throws never runs again: keep the device driven.
+            // The next look is scheduled already: keep the device driven.
             LOG.error("soft device {}: idle progress failed", device, e);
         } finally {
             lock.unlock();

@@ -3,6 +3,7 @@ package io.netreduce.verbs.tcp;
 import io.netreduce.verbs.Counter;
 import io.netreduce.verbs.QpState;
 import io.netreduce.verbs.support.AckHold;
+import io.netreduce.verbs.support.FallbackProgress;
 import java.nio.channels.SocketChannel;
 
 /**
@@ -23,17 +24,6 @@ import java.nio.channels.SocketChannel;
 final class PolledProgress implements TcpProgressDriver {
     /** Drives per idle spell while nobody polls: as often as the device looked before it timed itself. */
     private static final int IDLE_DRIVES = 5;
-    /**
-     * The longest the fallback waits between looks at a queue pair that has nothing to do,
-     * and between looks at one that its application keeps polling: each look that finds
-     * nothing moving doubles the wait, up to this, or a quarter of the queue pair's ACK
-     * timeout if that is shorter (a request a peer sends meanwhile is still answered well
-     * within the peer's timer). Without it an idle queue pair (a ring's partner
-     * queue pairs while tensors are large, any queue pair between calls) woke the device's
-     * timer thread every {@code idleNanos / IDLE_DRIVES}: at P = 4 on two cores, 430 wake-ups
-     * a second per rank against 120 with it, each taking a core from a rank (docs/benchmarks.md).
-     */
-    static final long IDLE_BACKOFF_MAX_NANOS = 32_000_000L;
     private final TcpQueuePair qp;
     private final TcpCompletionQueue sendCq;
     private final TcpCompletionQueue recvCq;
@@ -42,6 +32,16 @@ final class PolledProgress implements TcpProgressDriver {
     /** The fallback's current wait between looks while nothing moves, and the poll it counts from (fallback thread only). */
     private long idleLookNanos;
     private long idleSince;
+    /**
+     * The longest wait between the fallback's looks at this queue pair, whether it has nothing
+     * to do or its application keeps polling: {@link FallbackProgress#LONGEST_LOOK_NANOS}, or a
+     * quarter of its ACK timeout if that is shorter (a request a peer sends meanwhile is still
+     * answered well within the peer's timer). Each look at an idle queue pair that finds nothing
+     * moving doubles the wait up to this. Without that, an idle queue pair (a ring's partner
+     * queue pairs while tensors are large, any queue pair between calls) woke the device's
+     * timer thread every {@code idleNanos / IDLE_DRIVES}: at P = 4 on two cores, 430 wake-ups
+     * a second per rank against 120 with it, each taking a core from a rank (docs/benchmarks.md).
+     */
     private final long idleLookMaxNanos;
     /** A step held the ACK back (since {@link #ackHeldSince}); racy between pollers: at worst held shorter. */
     private boolean ackHeld;
@@ -51,7 +51,7 @@ final class PolledProgress implements TcpProgressDriver {
         this.qp = qp;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
-        this.idleLookMaxNanos = Math.min(IDLE_BACKOFF_MAX_NANOS, qp.ackTimeout().toNanos() / 4);
+        this.idleLookMaxNanos = Math.min(FallbackProgress.LONGEST_LOOK_NANOS, qp.ackTimeout().toNanos() / 4);
     }
 
     @Override

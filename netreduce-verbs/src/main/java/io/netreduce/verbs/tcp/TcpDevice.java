@@ -10,6 +10,7 @@ import io.netreduce.verbs.DeviceOptions;
 import io.netreduce.verbs.ProtectionDomain;
 import io.netreduce.verbs.QpAttributes;
 import io.netreduce.verbs.VerbsException;
+import io.netreduce.verbs.support.FallbackProgress;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -43,16 +44,9 @@ final class TcpDevice implements Device {
     /** How long an accepted socket may take to send its handshake. */
     static final int HANDSHAKE_TIMEOUT_MS = 5_000;
     /**
-     * In polled progress, a queue pair nobody polled for this long is driven by the device.
-     * Long against the gaps of an application inside a collective (a poller that stops to
-     * add a few received messages must not find the device thread competing for its
-     * socket), short against the ACK timeout a peer waits for.
-     */
-    static final long FALLBACK_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    /**
      * The device looks for such queue pairs when the first of them would turn idle (a
      * queue pair its caller keeps polling costs one look per
-     * {@link PolledProgress#IDLE_BACKOFF_MAX_NANOS} or quarter ACK timeout, not a wake-up
+     * {@link FallbackProgress#LONGEST_LOOK_NANOS} or quarter ACK timeout, not a wake-up
      * every few milliseconds), and never sooner than this after the last look.
      */
     static final long FALLBACK_MIN_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -164,12 +158,12 @@ final class TcpDevice implements Device {
 
     /**
      * Puts a connected queue pair in polled progress under the fallback: the device's timer
-     * thread drives it whenever nobody has polled it for {@link #FALLBACK_IDLE_NANOS}.
+     * thread drives it whenever nobody has polled it for {@link FallbackProgress#IDLE_NANOS}.
      */
     synchronized void drive(TcpQueuePair qp) {
         driven = TcpQueuePair.with(driven, qp);
         if (fallbackTask == null) {
-            scheduleFallbackLocked(FALLBACK_IDLE_NANOS);
+            scheduleFallbackLocked(FallbackProgress.IDLE_NANOS);
         }
     }
 
@@ -190,17 +184,17 @@ final class TcpDevice implements Device {
         long next = Long.MAX_VALUE;
         for (TcpQueuePair qp : looked) {
             try {
-                next = Math.min(next, qp.driveIfIdle(now, FALLBACK_IDLE_NANOS));
+                next = Math.min(next, qp.driveIfIdle(now, FallbackProgress.IDLE_NANOS));
             } catch (RuntimeException e) {
                 // Keep the others driven, and this one asked again.
                 LOG.error("tcp device {}: fallback progress of {} failed", boundAddress, qp, e);
-                next = Math.min(next, FALLBACK_IDLE_NANOS);
+                next = Math.min(next, FallbackProgress.IDLE_NANOS);
             }
         }
         synchronized (this) {
             fallbackTask = null;
             if (driven != looked) {
-                next = Math.min(next, FALLBACK_IDLE_NANOS); // a queue pair joined after the look
+                next = Math.min(next, FallbackProgress.IDLE_NANOS); // a queue pair joined after the look
             }
             if (next != Long.MAX_VALUE) {
                 scheduleFallbackLocked(next - (System.nanoTime() - now));

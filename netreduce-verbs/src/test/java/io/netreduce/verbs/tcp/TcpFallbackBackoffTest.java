@@ -9,6 +9,7 @@ import io.netreduce.verbs.RecvRequest;
 import io.netreduce.verbs.SendRequest;
 import io.netreduce.verbs.WcStatus;
 import io.netreduce.verbs.WorkCompletion;
+import io.netreduce.verbs.support.FallbackProgress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -17,8 +18,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The device's fallback in polled progress, on real connections: it keeps answering for a
  * queue pair nobody polls, and looks at one that has nothing to do less and less often
- * ({@link PolledProgress#IDLE_BACKOFF_MAX_NANOS}) instead of waking its thread every few
- * milliseconds for as long as the queue pair lives.
+ * (up to {@link FallbackProgress#LONGEST_LOOK_NANOS}) instead of waking its thread every
+ * few milliseconds for as long as the queue pair lives.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TcpFallbackBackoffTest {
@@ -58,7 +59,7 @@ class TcpFallbackBackoffTest {
 
     /**
      * While an application keeps polling, the fallback looks at its queue pairs only every
-     * {@link PolledProgress#IDLE_BACKOFF_MAX_NANOS} (or quarter ACK timeout). Once the polls
+     * {@link FallbackProgress#LONGEST_LOOK_NANOS} (or quarter ACK timeout). Once the polls
      * stop, it must still take over: a SEND that arrives then is read and ACKed within the
      * sender's ACK timeout.
      */
