@@ -44,7 +44,8 @@ public interface QueuePair extends AutoCloseable {
      * and sends it on the next poll or post, or at the device's idle drive (10 to 32 ms
      * after the last poll). A caller that will neither poll nor post for a while, such as a
      * collective that has finished and returns to an application that computes, calls this:
-     * the peer's send completes only with that ACK. A NIC holds nothing back, so by default this does nothing.
+     * the peer's send completes only with that ACK. A NIC holds nothing back, so by default
+     * this does nothing.
      */
     default void releaseHeldAck() {
     }

@@ -79,9 +79,9 @@ import org.slf4j.LoggerFactory;
  *       and sends, so a completion reaches it with no thread in between. A blocking poll
  *       spins on the socket briefly, then sleeps in {@code poll(2)} on it (a completion from
  *       another thread wakes it). The event loop only drives a device that nobody has driven
- *       for {@link io.netreduce.verbs.support.FallbackProgress#IDLE_NANOS}, as an RC NIC keeps answering while its
- *       application computes, and takes a post whose poster found the lock taken
- *       ({@link CallerProgress}).</li>
+ *       for {@link io.netreduce.verbs.support.FallbackProgress#IDLE_NANOS}, as an RC NIC
+ *       keeps answering while its application computes, and takes a post whose poster found
+ *       the lock taken ({@link CallerProgress}).</li>
  *   <li><b>loop</b>: one Netty epoll event loop runs all the device's queue pairs, so
  *       protocol state needs no lock; posts are handed to it and completions come back.</li>
  * </ul>

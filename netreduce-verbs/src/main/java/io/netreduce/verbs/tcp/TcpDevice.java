@@ -44,7 +44,7 @@ final class TcpDevice implements Device {
     /** How long an accepted socket may take to send its handshake. */
     static final int HANDSHAKE_TIMEOUT_MS = 5_000;
     /**
-     * The device looks for such queue pairs when the first of them would turn idle (a
+     * The device looks for queue pairs nobody polls when the first of them would turn idle (a
      * queue pair its caller keeps polling costs one look per
      * {@link FallbackProgress#LONGEST_LOOK_NANOS} or quarter ACK timeout, not a wake-up
      * every few milliseconds), and never sooner than this after the last look.

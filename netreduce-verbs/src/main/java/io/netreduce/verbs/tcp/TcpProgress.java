@@ -19,8 +19,8 @@ import java.util.Locale;
  *       Open MPI's and Gloo's TCP transports do. An application must therefore poll (or
  *       block on) the completion queue of every queue pair it expects progress from. A
  *       device task drives queue pairs nobody has polled for
- *       {@link io.netreduce.verbs.support.FallbackProgress#IDLE_NANOS}, so a peer is never stalled for good, only
- *       slowed. The communicators ask for this mode ({@link DeviceOptions#callerPolls()}):
+ *       {@link io.netreduce.verbs.support.FallbackProgress#IDLE_NANOS}, so a peer is never
+ *       stalled for good, only slowed. The communicators ask for this mode ({@link DeviceOptions#callerPolls()}):
  *       their ring polls one completion queue for both of its queue pairs.</li>
  * </ul>
  *
