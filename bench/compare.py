@@ -13,16 +13,18 @@ switch's own CPU is not included), and each netreduce configuration's busbw, tim
 CPU against the peers measured in the same round.
 
 At P = 2 each round also runs bench/tcp_exchange.c twice, rows of their own (not peers): once
-with both sides sending and receiving the bytes of a P = 2 all-reduce at once over one
-loopback TCP connection, in C and without reducing, the kernel's floor for any all-reduce
-over TCP at P = 2; once as a P = 2 all-reduce in C (its "reduce" mode: the pipelined
-reduce-scatter and all-gather of netreduce's ring, 1 MiB pieces summed as they land,
-without framing, ACKs or a JVM), what an exact all-reduce over the same connection costs
-at the least. Both sleep in poll() when they wait, so they are floors for large sizes only
-(small ones pay a wake-up per step). Their CPU is each process's over the timed rounds.
-Their connection gets the congestion control netreduce's tcp provider gives its own (cubic
-where the system's default is bbr); Open MPI and Gloo keep the system's, which they have no
-setting for (the table's header says when the two differ).
+with both sides sending and receiving the bytes of a P = 2 all-reduce at once over loopback
+TCP, in C and without reducing, the kernel's floor for any all-reduce over TCP at P = 2;
+once as a P = 2 all-reduce in C (its "reduce" mode: the pipelined reduce-scatter and
+all-gather of netreduce's ring, 1 MiB pieces summed as they land, without framing, ACKs or
+a JVM), what an exact all-reduce over the same connections costs at the least. Both give
+each direction a connection of its own (its "two" mode), as netreduce's ring at P = 2 has:
+at 2-16 MiB that ran 0.79-0.98x the time of one connection both ways, at 64 MiB level
+(docs/benchmarks.md). Both sleep in poll() when they wait, so they are floors for large
+sizes only (small ones pay a wake-up per step). Their CPU is each process's over the timed
+rounds. Their connections get the congestion control netreduce's tcp provider gives its
+own (cubic where the system's default is bbr); Open MPI and Gloo keep the system's, which
+they have no setting for (the table's header says when the two differ).
 
 Timed calls per size: at least --iters, and for the peers as many as 256 MiB of tensor
 (a 4 KiB call 20000 times), a quarter of that warming up first; netreduce bench times
@@ -154,14 +156,15 @@ def floor_congestion():
 
 
 def tcp_floor(nbytes, rounds, reduce=False):
-    """bench/tcp_exchange.c over one loopback TCP connection with the congestion control
-    netreduce's would have: the bytes of a P = 2 all-reduce both ways, in C, without
-    reducing (the kernel's floor for any P = 2 all-reduce over TCP), or with reduce=True a
-    P = 2 all-reduce in C, checked exact by the program itself."""
+    """bench/tcp_exchange.c over a loopback TCP connection each way, as netreduce's ring has
+    at P = 2, with the congestion control netreduce's would have: the bytes of a P = 2
+    all-reduce both ways, in C, without reducing (the kernel's floor for any P = 2
+    all-reduce over TCP), or with reduce=True a P = 2 all-reduce in C, checked exact by the
+    program itself."""
     cc = floor_congestion() or "system"
     piece = C_RING_PIECE if reduce else 1 << 20
     out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, piece)), str(rounds), cc]
-                         + (["reduce"] if reduce else []), check=True, capture_output=True, text=True, timeout=900)
+                         + (["reduce"] if reduce else []) + ["two"], check=True, capture_output=True, text=True, timeout=900)
     _, _, _, med_ms, _, _, cpu = out.stdout.split()[:7]
     t = float(med_ms) * 1e3
     return {"time_us": t, "busbw": busbw(nbytes, t, 2), "wrong": 0, "cpu_s_per_gb": float(cpu) / (nbytes / 1e9)}

@@ -26,8 +26,14 @@
  * sum is vectorised, as netreduce's is. In both modes the two sides meet (one byte each
  * way) before every round, so that neither times the other's refill.
  *
+ * "two" (after the fifth argument, or in its place) gives each direction a connection of its
+ * own, as netreduce's ring has at P = 2 (a queue pair to its right neighbour and another from
+ * its left): each side writes on one and reads from the other, and poll() watches both, so
+ * that the C figures can be taken over the ring's own topology as well as over one
+ * connection whose TCP ACKs ride on the reverse data (docs/benchmarks.md compares the two).
+ *
  *   cc -O3 -march=native -o tcp_exchange tcp_exchange.c
- *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice|reduce]]
+ *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice|reduce] [two]]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -64,6 +70,8 @@ static int cmp(const void *a, const void *b) {
 /* With "splice": the pipe each CHUNK of the source passes through on its way to the socket. */
 static int use_splice;
 static int pipe_fd[2];
+/* The mode words after the congestion control: "reduce" and "two" (see the top). */
+static int reduce, two;
 
 /* Moves what it can of out[queued, bytes) to the socket through the pipe; returns bytes sent. */
 static size_t splice_step(int fd, char *out, size_t bytes, size_t chunk, size_t *queued, size_t *in_pipe) {
@@ -102,17 +110,26 @@ static size_t write_some(int fd, const void *from, size_t n) {
     return 0;
 }
 
-/* One round: send and receive `bytes` at once, `chunk` per system call at most. */
-static void exchange(int fd, char *out, char *in, size_t bytes, size_t chunk) {
+/*
+ * Waits until `rfd` has data (if `reading`) or `wfd` has room (if `writing`): one pollfd when
+ * both directions share a connection, two when each has its own.
+ */
+static void await_io(int wfd, int rfd, int reading, int writing) {
+    struct pollfd p[2] = {{rfd, (short)(reading ? POLLIN : 0), 0}, {wfd, (short)(writing ? POLLOUT : 0), 0}};
+    if (wfd == rfd) p[0].events |= p[1].events;
+    if (poll(p, wfd == rfd ? 1 : 2, 1000) < 0) die("poll");
+}
+
+/* One round: send `bytes` on wfd and receive `bytes` on rfd at once, `chunk` per system call at most. */
+static void exchange(int wfd, int rfd, char *out, char *in, size_t bytes, size_t chunk) {
     size_t sent = 0, got = 0, queued = 0, in_pipe = 0;
     while (sent < bytes || got < bytes) {
-        struct pollfd p = {fd, (short)((got < bytes ? POLLIN : 0) | (sent < bytes ? POLLOUT : 0)), 0};
-        if (poll(&p, 1, 1000) < 0) die("poll");
-        if (got < bytes) got += read_some(fd, in + got, at_most(bytes - got, chunk));
+        await_io(wfd, rfd, got < bytes, sent < bytes);
+        if (got < bytes) got += read_some(rfd, in + got, at_most(bytes - got, chunk));
         if (sent < bytes && use_splice) {
-            sent += splice_step(fd, out, bytes, chunk, &queued, &in_pipe);
+            sent += splice_step(wfd, out, bytes, chunk, &queued, &in_pipe);
         } else if (sent < bytes) {
-            sent += write_some(fd, out + sent, at_most(bytes - sent, chunk));
+            sent += write_some(wfd, out + sent, at_most(bytes - sent, chunk));
         }
     }
 }
@@ -129,16 +146,15 @@ static void add_into(float *restrict dst, const float *restrict src, size_t n) {
  * added), then the peer's summed half (read into place: this rank wrote its raw copy of
  * those bytes out before the peer could have summed them).
  */
-static void allreduce2(int fd, char *tensor, char *stage, size_t bytes, size_t chunk, int rank) {
+static void allreduce2(int wfd, int rfd, char *tensor, char *stage, size_t bytes, size_t chunk, int rank) {
     size_t half = bytes / 2, total = 2 * half;
     char *mine = tensor + (rank == 0 ? 0 : half), *theirs = tensor + (rank == 0 ? half : 0);
     size_t sent = 0, got = 0, staged = 0, summed = 0;
     while (sent < total || got < total) {
         size_t sendable = sent < half ? half - sent : summed - (sent - half);
-        struct pollfd p = {fd, (short)((got < total ? POLLIN : 0) | (sendable ? POLLOUT : 0)), 0};
-        if (poll(&p, 1, 1000) < 0) die("poll");
+        await_io(wfd, rfd, got < total, sendable != 0);
         if (got < half) {
-            size_t piece = at_most(half - summed, chunk), r = read_some(fd, stage + staged, piece - staged);
+            size_t piece = at_most(half - summed, chunk), r = read_some(rfd, stage + staged, piece - staged);
             got += r;
             staged += r;
             if (staged == piece) {
@@ -147,10 +163,10 @@ static void allreduce2(int fd, char *tensor, char *stage, size_t bytes, size_t c
                 staged = 0;
             }
         } else if (got < total) {
-            got += read_some(fd, theirs + (got - half), at_most(total - got, chunk));
+            got += read_some(rfd, theirs + (got - half), at_most(total - got, chunk));
         }
         sendable = sent < half ? half - sent : summed - (sent - half);
-        if (sendable) sent += write_some(fd, sent < half ? theirs + sent : mine + (sent - half), at_most(sendable, chunk));
+        if (sendable) sent += write_some(wfd, sent < half ? theirs + sent : mine + (sent - half), at_most(sendable, chunk));
     }
 }
 
@@ -183,36 +199,53 @@ static double cpu_s(void) {
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* One connection's settings: no Nagle delay, the congestion control asked for, non-blocking. */
+static void configure(int fd, const char *congestion) {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (congestion && strcmp(congestion, "system") != 0
+        && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion, strlen(congestion)) != 0) die("TCP_CONGESTION");
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice|reduce]]\n", argv[0]);
+        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice|reduce] [two]]\n", argv[0]);
         return 2;
     }
     size_t bytes = strtoull(argv[1], 0, 10), chunk = strtoull(argv[2], 0, 10);
     int rounds = atoi(argv[3]);
+    for (int i = 5; i < argc; i++) {
+        if (strcmp(argv[i], "splice") == 0) use_splice = 1;
+        else if (strcmp(argv[i], "reduce") == 0) reduce = 1;
+        else if (strcmp(argv[i], "two") == 0) two = 1;
+        else {
+            fprintf(stderr, "unknown mode %s (splice, reduce, two)\n", argv[i]);
+            return 2;
+        }
+    }
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET};
     inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    if (bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 1)) die("bind");
+    if (bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 2)) die("bind");
     socklen_t len = sizeof a;
     getsockname(lfd, (struct sockaddr *)&a, &len);
     pid_t child = fork();
-    int fd;
-    if (child == 0) {
-        fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(fd, (struct sockaddr *)&a, sizeof a)) die("connect");
-    } else {
-        fd = accept(lfd, 0, 0);
-        if (fd < 0) die("accept");
+    /* conn[0] carries the parent's bytes to the child; with "two", conn[1] the child's back. */
+    int conn[2];
+    for (int i = 0; i < 1 + two; i++) {
+        if (child == 0) {
+            conn[i] = socket(AF_INET, SOCK_STREAM, 0);
+            if (connect(conn[i], (struct sockaddr *)&a, sizeof a)) die("connect");
+        } else {
+            conn[i] = accept(lfd, 0, 0);
+            if (conn[i] < 0) die("accept");
+        }
+        configure(conn[i], argc > 4 ? argv[4] : NULL);
     }
     close(lfd);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (argc > 4 && strcmp(argv[4], "system") != 0
-        && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, argv[4], strlen(argv[4])) != 0) die("TCP_CONGESTION");
-    fcntl(fd, F_SETFL, O_NONBLOCK);
-    use_splice = argc > 5 && strcmp(argv[5], "splice") == 0;
-    int reduce = argc > 5 && strcmp(argv[5], "reduce") == 0;
+    int fd = conn[0];
+    int wfd = two && child == 0 ? conn[1] : fd, rfd = two && child != 0 ? conn[1] : fd;
     if (reduce && bytes % 8 != 0) {
         fprintf(stderr, "reduce: BYTES must be a multiple of 8\n");
         return 2;
@@ -227,8 +260,8 @@ int main(int argc, char **argv) {
         if (reduce) fill((float *)out, bytes / sizeof(float), rank);
         barrier(fd);
         double c0 = cpu_s(), t0 = now_ms();
-        if (reduce) allreduce2(fd, out, in, bytes, chunk, rank);
-        else exchange(fd, out, in, bytes, chunk);
+        if (reduce) allreduce2(wfd, rfd, out, in, bytes, chunk, rank);
+        else exchange(wfd, rfd, out, in, bytes, chunk);
         double t1 = now_ms();
         if (r >= 0) {
             ms[r] = t1 - t0;
