@@ -1,10 +1,10 @@
 /*
  * The kernel's floor for a P = 2 all-reduce over loopback TCP: two processes, one TCP
- * connection, and in each round both sides send BYTES and receive BYTES at once (what a
- * P = 2 ring moves per all-reduce of BYTES: half in the reduce-scatter, half in the
- * all-gather, each way), with no reduction at all. One thread per process drives a
- * non-blocking socket with poll(), writing and reading CHUNK bytes per call, as Open MPI's
- * TCP transport and netreduce's polled tcp provider do. Prints
+ * connection (or one each way, "two" below), and in each round both sides send BYTES and
+ * receive BYTES at once (what a P = 2 ring moves per all-reduce of BYTES: half in the
+ * reduce-scatter, half in the all-gather, each way), with no reduction at all. One thread
+ * per process drives its non-blocking sockets with poll(), writing and reading CHUNK bytes
+ * per call, as Open MPI's TCP transport and netreduce's polled tcp provider do. Prints
  *   bytes chunk rounds ms_per_round_median ms_min busbw_GBps_at_median cpu_s_per_round ms_mean ms_p99
  * where cpu_s_per_round is each process's CPU time over the timed rounds only, per round
  * (the two processes' mean), and busbw is BYTES / time (nccl-tests' busbw of a P = 2 all-reduce of BYTES). A fourth
