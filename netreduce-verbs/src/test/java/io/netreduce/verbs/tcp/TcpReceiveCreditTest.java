@@ -28,8 +28,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class TcpReceiveCreditTest {
     private static final int SLOT = 4096;
-    /** The registered buffers: four receives of a quarter each, 4 MiB in all. */
-    private static final int BIG = 4 << 20;
+    /** The registered buffers: four receives of a quarter each, a quarter being the credit bound. */
+    private static final int BIG = (int) (4 * TcpQueuePair.CREDIT_AHEAD_BYTES);
 
     @ParameterizedTest
     @EnumSource(TcpProgress.class)
@@ -134,16 +134,15 @@ class TcpReceiveCreditTest {
     /**
      * A requester sends under credit at most {@link TcpQueuePair#CREDIT_AHEAD_BYTES} beyond
      * what its responder last reported taken, so that a sender pacing itself by completions
-     * keeps no more in flight. With four 1 MiB receives posted, of four 1 MiB SENDs, one at a
-     * time, the first and third wait for their ACKs, and each ACK (reporting what was taken)
-     * lets the SEND after it go under credit; without the bound the first ACK would have
-     * credited all three others.
+     * keeps no more in flight. With four receives of the bound's size posted, of four SENDs
+     * of that size, one at a time, the first and third wait for their ACKs, and each ACK
+     * (reporting what was taken) lets the SEND after it go under credit; without the bound
+     * the first ACK would have credited all three others.
      */
     @ParameterizedTest
     @EnumSource(TcpProgress.class)
     void aCreditCoversAtMostItsBytesAhead(TcpProgress progress) throws Exception {
         int quarter = BIG / 4;
-        assertEquals(quarter, TcpQueuePair.CREDIT_AHEAD_BYTES, "the test's sizes assume a 1 MiB budget");
         try (Pair p = new Pair(progress)) {
             for (int i = 0; i < 4; i++) {
                 RecvRequest r = new RecvRequest();
