@@ -111,7 +111,7 @@ final class TcpQueuePair implements QueuePair {
      * it had taken. A credited SEND completes once written, so an application that paces
      * itself by its send completions (a ring's window) could otherwise keep as much in flight
      * as the socket buffers hold, several MiB on loopback: the ring over tcp at P = 2, 1-8
-     * MiB, took 0.88-0.97x the busbw of no credits without this bound. Four of the ring's
+     * MiB, took 0.88-0.97x the busbw of no credits without this bound. Three of the ring's
      * 1 MiB messages (each with its header) fit: with a 1 MiB bound none did, so every one
      * waited for its ACK, and a call's last send for a round trip after the peer had read
      * it; at P = 2, 2 MiB, 4 MiB ran 1.18x the busbw of 1 MiB at 0.85x the CPU, and level
