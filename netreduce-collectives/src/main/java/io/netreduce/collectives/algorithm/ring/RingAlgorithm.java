@@ -75,7 +75,8 @@ public final class RingAlgorithm implements CollectiveAlgorithm {
         smallTensorBytes = c.smallTensorBytes(g.size());
         int messageBytes = c.ringMessageBytes(g.transport());
         int lookAhead = lookAhead(g.size(), c, messageBytes);
-        connections = RingConnections.open(g, null, c.ringWindow(), lookAhead);
+        connections = RingConnections.open(g, null, c.ringWindow(), RingAllReduce.lookAheadSlots(lookAhead,
+                c.ringWindow()));
         try {
             connections.publishEndpoints(g);
             connections.connect(g);

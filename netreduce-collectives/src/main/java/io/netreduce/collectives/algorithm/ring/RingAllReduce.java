@@ -57,17 +57,22 @@ import java.util.function.Supplier;
  * in place and out of place, so are the bits.
  *
  * <p>Receives for the next operation's first messages are posted ahead, into staging
- * slots of their own (at least {@link #ahead} of them, as many as the caller asks: the ring
- * algorithm asks for everything a neighbour can send of a small-tensor operation before
- * this rank joins it; after a larger operation, up to {@link #aheadWanted} of its first
- * step's messages): a neighbour may finish
- * first and start the next operation, and a SEND that finds no receive is answered with an
- * RNR NAK and resent only after the RNR timer (1.28 ms). With one look-ahead receive that
- * hit about a third of back-to-back small all-reduces at P = 2, and nearly all at P = 4.
- * Those receives span operations: each operation takes what was posted for it from the
- * front of the queue, posts its own, and tops the queue up; a message that arrived ahead is
- * reduced from, or copied out of, its staging slot. The first ones are posted at
- * construction, before any neighbour can send.
+ * slots of their own ({@link #aheadWanted} of them, from the shape of the operation just
+ * run: at least as many as the caller asks, which for the ring algorithm is everything a
+ * neighbour can send of a small-tensor operation before this rank joins it; after a larger
+ * one, up to its first step's messages; after an all-reduce no more than its
+ * reduce-scatter's): a neighbour may finish first and start the next operation, and a SEND
+ * that finds no receive is answered with an RNR NAK and resent only after the RNR timer
+ * (1.28 ms). With one look-ahead receive that hit about a third of back-to-back small
+ * all-reduces at P = 2, and nearly all at P = 4. Those receives span operations: each
+ * operation takes what was posted for it from the front of the queue, posts its own, then
+ * the next one's; a message that arrived ahead is reduced from, or copied out of, its
+ * staging slot. The first ones are posted at construction, before any neighbour can send.
+ * At P = 2 a rank also knows how many its neighbour has posted (the count follows from the
+ * operation both just ran) and sends no more before the neighbour has joined
+ * ({@link #peerAhead}), so that there no message meets an RNR NAK whatever follows what; at
+ * larger P one still can where a call's first step outgrows what the previous call left
+ * posted.
  */
 public final class RingAllReduce implements AutoCloseable {
     private static final int HEADER = CallHeader.LENGTH;
@@ -121,20 +126,32 @@ public final class RingAllReduce implements AutoCloseable {
     private int reduceSteps;
     /** Look-ahead receives kept posted at least, for the operations to come. */
     private final int ahead;
-    /** Staging slots for look-ahead receives: the most that are ever posted at once. */
+    /** The most look-ahead receives kept posted for the next operation. */
+    private final int aheadCap;
+    /**
+     * Staging slots for look-ahead receives, the most that are ever posted at once: the next
+     * operation's and, while it runs, what this one still has to take of its own (room for
+     * {@link #ahead} of those beside the most the next one keeps).
+     */
     private final int aheadSlots;
     /**
-     * Look-ahead receives kept posted now: {@link #ahead}, or after an operation whose first
-     * step reduces, as many of that step's messages as {@link #aheadSlots} hold. A neighbour
-     * that starts the next operation first sends that step's messages as fast as this rank
-     * acknowledges them, since they need nothing from it; each that finds no receive is
-     * answered with an RNR NAK and sent again, with what followed it, after the RNR timer
-     * (1.28 ms) while the ring waits (measured over tcp, 100 calls of 4 MiB at P = 4: 111-117
-     * RNR NAKs with 3 receives ahead, 36-45 with 4, 1-3 with 8). No more than the first
-     * step's messages: a message of a later step that lands in look-ahead staging is copied
-     * out again.
+     * Look-ahead receives kept posted for the next operation ({@link #lookAheadAfter}). A
+     * neighbour that starts the next operation first sends its first step's messages as fast
+     * as this rank acknowledges them, since they need nothing from it; each that finds no
+     * receive is answered with an RNR NAK and sent again, with what followed it, after the RNR
+     * timer (1.28 ms) while the ring waits (measured over tcp, 100 calls of 4 MiB at P = 4:
+     * 111-117 RNR NAKs with 3 receives ahead, 36-45 with 4, 1-3 with 8).
      */
     private int aheadWanted;
+    /**
+     * At P = 2 (the next rank is the previous one): how many look-ahead receives the next rank
+     * keeps posted for this operation, which this rank knows because that count follows from
+     * the previous operation's shape, the same on both. Beyond them, a first-step message
+     * waits until the next rank's first message of the operation has arrived, which it sends
+     * only after posting its receives: no message of a P = 2 ring meets an RNR NAK, whatever
+     * sizes and collectives follow each other.
+     */
+    private int peerAhead;
     /** Look-ahead receives posted and consumed so far; look-ahead j uses look-ahead slot j mod {@link #aheadSlots}. */
     private long aheadPosted;
     private long aheadConsumed;
@@ -161,8 +178,10 @@ public final class RingAllReduce implements AutoCloseable {
         this.slots = 2 * window;
         this.pump = new CompletionPump(cq, 64, timeout);
         this.ahead = Math.max(1, lookAhead);
-        this.aheadSlots = Math.max(ahead, 2 * window);
+        this.aheadCap = Math.max(ahead, 2 * window);
+        this.aheadSlots = lookAheadSlots(lookAhead, window);
         this.aheadWanted = ahead;
+        this.peerAhead = ahead;
         // Header and staging slots: the ring of `slots`, then `aheadSlots` for look-ahead receives.
         this.headers = pd.register(ByteBuffer.allocateDirect((window + slots + aheadSlots) * HEADER),
                 EnumSet.of(Access.LOCAL_WRITE));
@@ -177,6 +196,16 @@ public final class RingAllReduce implements AutoCloseable {
             early[i] = new WorkCompletion();
         }
         topUpLookahead();
+    }
+
+    /**
+     * Look-ahead receives posted at once at most, for {@code lookAhead} and {@code window} as
+     * the constructor takes them: the receive queue needs room for these beside an
+     * operation's own.
+     */
+    public static int lookAheadSlots(int lookAhead, int window) {
+        int ahead = Math.max(1, lookAhead);
+        return Math.max(ahead, 2 * window) + ahead;
     }
 
     /** Time spent waiting for completions so far, in nanoseconds. */
@@ -263,7 +292,18 @@ public final class RingAllReduce implements AutoCloseable {
         }
         int totalSend = sendBase[steps];
         int totalRecv = recvBase[steps];
-        aheadWanted = reduceSteps > 0 ? Math.max(ahead, Math.min(aheadSlots, recvBase[1])) : ahead;
+        aheadWanted = lookAheadAfter(recvBase);
+        // The next rank receives what this rank sends: its receive counts are this rank's send counts.
+        int nextRankAhead = peerAhead;
+        peerAhead = lookAheadAfter(sendBase);
+        // At P = 2 the next rank starts the next operation once it has this rank's last
+        // message, and may then send peerAhead messages at once: they must find the receives
+        // posted. An all-reduce posts them before its last send anyway (that send needs every
+        // reduce-scatter message, whose look-ahead slots are then free, and the next
+        // operation's receives follow this one's last); a lone reduce-scatter or all-gather
+        // holds its last message back until they are, unless it is the first (which the next
+        // rank may need before it sends the messages that free this rank's slots).
+        boolean holdsLastSend = !(reduceSteps > 0 && steps > reduceSteps);
         sent = 0;
         sendsDone = 0;
         received = 0;
@@ -301,6 +341,13 @@ public final class RingAllReduce implements AutoCloseable {
                 if (sendStep > 0 && recvBase[sendStep - 1] + k >= received) {
                     break; // its data has not arrived from the previous rank yet
                 }
+                if (size == 2 && sendStep == 0 && k >= nextRankAhead && received == 0) {
+                    break; // the next rank may not have posted a receive for it yet
+                }
+                if (size == 2 && holdsLastSend && sent == totalSend - 1 && sent > 0
+                        && nextOperationsAhead() < aheadWanted) {
+                    break; // see holdsLastSend
+                }
                 postSend(sendStep, k);
                 sent++;
             }
@@ -322,8 +369,27 @@ public final class RingAllReduce implements AutoCloseable {
                 }
             }
         }
+        topUpLookahead();
         sendSeq += totalSend;
         recvSeq += totalRecv;
+    }
+
+    /**
+     * Look-ahead receives to keep posted after an operation whose per-step message counts
+     * (cumulative) are {@code base}: {@link #ahead}, or after an operation whose first step
+     * reduces, as many of that step's messages as {@link #aheadCap} allows; but after an
+     * all-reduce no more than its reduce-scatter's messages. Its all-gather messages need this
+     * rank's reduce-scatter ones first, so a neighbour cannot send them before this rank
+     * joins, and one that landed in look-ahead staging would be copied out again (at P = 2
+     * with one message a step, the all-gather's half of the tensor). Always at least one, so
+     * that at P = 2 each rank may send its first message before the other joins.
+     */
+    private int lookAheadAfter(int[] base) {
+        if (reduceSteps == 0) {
+            return ahead;
+        }
+        int floor = steps > reduceSteps ? Math.max(1, Math.min(ahead, base[reduceSteps])) : ahead;
+        return Math.max(floor, Math.min(aheadCap, base[1]));
     }
 
     /** Drops the first {@code n} early completions, which this operation has used. */
@@ -347,9 +413,19 @@ public final class RingAllReduce implements AutoCloseable {
         return b.slice().order(InaHeader.PAYLOAD_ORDER);
     }
 
-    /** Posts look-ahead receives until {@link #aheadWanted} are waiting to be used. */
+    /** Look-ahead receives posted for the next operation: those this one does not take. */
+    private long nextOperationsAhead() {
+        return aheadPosted - aheadConsumed - Math.max(0, fromAhead - received);
+    }
+
+    /**
+     * Posts look-ahead receives until {@link #aheadWanted} wait for the next operation, beyond
+     * those this one takes. Called once all of this operation's receives are posted (they must
+     * come first: receives complete in order), which for an operation of up to {@link #slots}
+     * receives is before its first send, so before a neighbour can finish it and start the next.
+     */
     private void topUpLookahead() {
-        while (aheadPosted - aheadConsumed < aheadWanted) {
+        while (nextOperationsAhead() < aheadWanted && aheadPosted - aheadConsumed < aheadSlots) {
             int slot = slots + (int) (aheadPosted % aheadSlots);
             recv.reset().wrId(LOOKAHEAD_WR_ID);
             recv.sgl().add(headers, (window + slot) * HEADER, HEADER).add(staging, slot * payloadBytes, payloadBytes);
