@@ -178,7 +178,7 @@ public final class RingAllReduce implements AutoCloseable {
         this.slots = 2 * window;
         this.pump = new CompletionPump(cq, 64, timeout);
         this.ahead = Math.max(1, lookAhead);
-        this.aheadCap = Math.max(ahead, 2 * window);
+        this.aheadCap = aheadCap(ahead, window);
         this.aheadSlots = lookAheadSlots(lookAhead, window);
         this.aheadWanted = ahead;
         this.peerAhead = ahead;
@@ -205,7 +205,11 @@ public final class RingAllReduce implements AutoCloseable {
      */
     public static int lookAheadSlots(int lookAhead, int window) {
         int ahead = Math.max(1, lookAhead);
-        return Math.max(ahead, 2 * window) + ahead;
+        return aheadCap(ahead, window) + ahead;
+    }
+
+    private static int aheadCap(int ahead, int window) {
+        return Math.max(ahead, 2 * window);
     }
 
     /** Time spent waiting for completions so far, in nanoseconds. */
