@@ -23,6 +23,8 @@ public enum Counter {
     NAKS_RECEIVED("sequence-error NAKs received"),
     RNR_NAKS_SENT("RNR NAKs sent (no receive posted)"),
     RNR_NAKS_RECEIVED("RNR NAKs received"),
+    RNR_READY_NOTICES_SENT("receive credits sent to a requester in RNR backoff as soon as a receive was posted (tcp)"),
+    RNR_WAITS_CUT("RNR backoffs ended before the responder's RNR timer by its credit for the receive wanted (tcp)"),
     DUPLICATES_RECEIVED("duplicate requests re-acknowledged, not re-executed"),
     DROP_BAD_ICRC("packets dropped: ICRC mismatch"),
     DROP_MALFORMED("packets dropped: truncated or inconsistent headers"),

@@ -29,7 +29,8 @@ import java.nio.ByteBuffer;
  * in a receive so credited cannot meet an RNR or a length error, and TCP delivers what it
  * accepted or breaks the connection, so the requester completes it once written and marks
  * it {@link #FLAG_NO_ACK}: the responder does not acknowledge it. docs/transports.md says
- * what that saves.
+ * what that saves. A credit also ends an RNR backoff early: a responder that NAKed a SEND
+ * for want of a receive sends one on an ACK as soon as a receive is posted.
  */
 final class FrameHeader {
     static final int LENGTH = 32;

@@ -89,6 +89,12 @@ final class PolledProgress implements TcpProgressDriver {
     }
 
     @Override
+    public void afterControlQueued() {
+        // A poller blocked in select() waits for bytes to read, not for this frame.
+        afterSendQueued(false);
+    }
+
+    @Override
     public boolean progress() {
         if (qp.state() == QpState.CLOSED) {
             return false;

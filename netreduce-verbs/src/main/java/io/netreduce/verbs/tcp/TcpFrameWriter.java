@@ -83,6 +83,16 @@ final class TcpFrameWriter {
         ackSequence = sequence;
     }
 
+    /** Whether a NAK waits to be written. Caller holds the QP lock. */
+    boolean nakPendingLocked() {
+        return nakPending;
+    }
+
+    /** Whether an ACK waits to be written. Caller holds the QP lock. */
+    boolean ackPendingLocked() {
+        return ackPending;
+    }
+
     /** Asks for a NAK. Caller holds the QP lock. */
     void requestNakLocked(byte status, int sequence, int aux) {
         nakPending = true;
@@ -131,6 +141,7 @@ final class TcpFrameWriter {
             controlHeader.set(FrameHeader.TYPE_NAK, nakStatus, nakSequence, 0, 0, 0, 0, nakAux);
             if (nakStatus == FrameHeader.STATUS_RNR) {
                 qp.counters().increment(Counter.RNR_NAKS_SENT);
+                qp.rnrNakWrittenLocked();
             }
             beginControlFrame();
             return true;

@@ -26,6 +26,14 @@ interface TcpProgressDriver {
     /** Outside the lock, right after {@link #sendQueuedLocked}: write now what this mode writes on the poster. */
     void afterSendQueued(boolean claimed);
 
+    /**
+     * Outside the lock: a control frame was queued by a poster, not by the reader (the ACK
+     * that tells an RNR-NAKed requester a receive is posted); write it now if this mode's
+     * writer would not otherwise wake for it. The poster signalled {@code changed}.
+     */
+    default void afterControlQueued() {
+    }
+
     /** A poller of one of the queue pair's completion queues asks for progress; true if anything moved. */
     boolean progress();
 

@@ -125,6 +125,12 @@ final class TcpQueuePair implements QueuePair {
     private final TcpRecvSlot[] recvSlots;
     private long recvPosted;
     private long recvConsumed;
+    /**
+     * The request this side last answered with an RNR NAK, while no receive has been posted
+     * since and none taken: the next post tells the requester at once, with a receive credit,
+     * instead of leaving it to wait out the RNR timer (-1: none). See {@link #postRecv}.
+     */
+    private long rnrNakedSequence = -1;
 
     private final TcpConnector connector = new TcpConnector(this);
     private final TcpFrameWriter writer = new TcpFrameWriter(this);
@@ -309,6 +315,7 @@ final class TcpQueuePair implements QueuePair {
     public void postRecv(RecvRequest request) {
         Objects.requireNonNull(request, "receive request");
         long total = ScatterGather.check(qpn, request.sgl(), attributes.maxSge(), pd, true);
+        boolean notify;
         lock.lock();
         try {
             if (state == QpState.ERROR) {
@@ -324,8 +331,43 @@ final class TcpQueuePair implements QueuePair {
             }
             recvSlots[(int) (recvPosted % recvSlots.length)].fill(request, total);
             recvPosted++;
+            // While the NAK itself waits to be written, the writer sends the notice after it
+            // (rnrNakWrittenLocked): written before the NAK, it would reach the requester
+            // before its backoff began, and end nothing.
+            notify = rnrNakedSequence >= 0 && state == QpState.READY && !writer.nakPendingLocked();
+            if (notify) {
+                readyNoticeLocked();
+                changed.signalAll();
+            }
         } finally {
             lock.unlock();
+        }
+        if (notify) {
+            progress.afterControlQueued();
+        }
+    }
+
+    /**
+     * Tells the requester of the request we last RNR-NAKed that a receive is now posted, so
+     * that it resends at once: without this it backs off for our whole RNR timer (1.28 ms by
+     * default), which a ring rank whose call starts just after its left neighbour's first
+     * message paid for nothing. The receive credit that covers the NAKed request ends the
+     * backoff ({@link #grantCreditLocked}). It rides on an ACK of the request before the
+     * NAKed one, which the NAK already acknowledged, so nothing completes twice; an ACK
+     * already pending carries the credit anyway. Caller holds the lock.
+     */
+    private void readyNoticeLocked() {
+        if (!writer.ackPendingLocked()) {
+            writer.requestAckLocked((int) rnrNakedSequence - 1);
+        }
+        rnrNakedSequence = -1;
+        counters.increment(Counter.RNR_READY_NOTICES_SENT);
+    }
+
+    /** The writer has just taken an RNR NAK to write: if a receive was posted meanwhile, the notice follows it. Caller holds the lock. */
+    void rnrNakWrittenLocked() {
+        if (rnrNakedSequence >= 0 && recvPosted > recvConsumed) {
+            readyNoticeLocked();
         }
     }
 
@@ -455,6 +497,7 @@ final class TcpQueuePair implements QueuePair {
             }
             TcpRecvSlot recv = recvSlots[(int) (recvConsumed % recvSlots.length)];
             recvConsumed++;
+            rnrNakedSequence = -1; // the requester is back (retransmitted after its timer)
             return recv;
         } finally {
             lock.unlock();
@@ -490,6 +533,9 @@ final class TcpQueuePair implements QueuePair {
     void nak(byte status, int sequence, int aux) {
         lock.lock();
         try {
+            if (status == FrameHeader.STATUS_RNR) {
+                rnrNakedSequence = sequence & 0xFFFF_FFFFL;
+            }
             writer.requestNakLocked(status, sequence, aux);
             changed.signalAll();
         } finally {
@@ -529,6 +575,14 @@ final class TcpQueuePair implements QueuePair {
             creditReceives = credit;
             this.creditBytes = creditBytes;
             this.creditTaken = Math.max(this.creditTaken, creditTaken);
+        }
+        if (rnrBackoff && sendAcked < sendPosted && sendSlot(sendAcked).receiveIndex >= 0
+                && sendSlot(sendAcked).receiveIndex < creditReceives) {
+            // The responder has posted the receive our NAKed request wants: resend now rather
+            // than when its RNR timer runs out (postRecv on the responder's side).
+            rnrBackoff = false;
+            counters.increment(Counter.RNR_WAITS_CUT);
+            changed.signalAll();
         }
     }
 

@@ -164,6 +164,49 @@ class TcpReceiveCreditTest {
         }
     }
 
+    /**
+     * A SEND that met an RNR NAK goes again as soon as its receive is posted, not when the
+     * responder's RNR timer (here a minute) runs out: the post sends the requester a receive
+     * credit, which ends its backoff. The receives are posted at random moments after their
+     * SENDs, so that some come before the NAK is written, some after, and some before the
+     * SEND arrives at all; every one of the rounds must finish within the test's deadline,
+     * each far shorter than one RNR timer.
+     */
+    @ParameterizedTest
+    @EnumSource(TcpProgress.class)
+    void aSendNakedForWantOfAReceiveGoesAgainOnceItIsPostedNotAfterTheRnrTimer(TcpProgress progress) throws Exception {
+        long seed = 0x2026_1207L;
+        int rounds = 24;
+        try (Pair p = new Pair(progress, Duration.ofSeconds(60))) {
+            SplittableRandom random = new SplittableRandom(seed);
+            for (int i = 0; i < rounds; i++) {
+                p.src.buffer().put(i * SLOT, (byte) (i + 1));
+                long naks = p.x.counters().get(Counter.RNR_NAKS_RECEIVED); // before the NAK can come
+                p.send(i, SLOT);
+                if (i == 0 || random.nextBoolean()) {
+                    // Wait for the NAK first (always in round 0, so that the test sees one).
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (p.x.counters().get(Counter.RNR_NAKS_RECEIVED) == naks) {
+                        p.pollBoth();
+                        assertTrue(System.nanoTime() < deadline, "no RNR NAK (seed " + seed + "): " + p.x.counters());
+                    }
+                } else {
+                    long until = System.nanoTime() + random.nextLong(200_000);
+                    while (System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                }
+                p.postRecv(i, SLOT);
+                p.await(i + 1, i + 1);
+                assertEquals(i + 1, p.dst.buffer().get(i * SLOT), "round " + i + " (seed " + seed + ")");
+            }
+            long nakTotal = p.x.counters().get(Counter.RNR_NAKS_RECEIVED);
+            System.out.println(progress + ": " + nakTotal + " RNR NAKs in " + rounds + " rounds (seed " + seed + ")");
+            assertEquals(nakTotal, p.x.counters().get(Counter.RNR_WAITS_CUT), "every backoff ended early: " + p.x.counters());
+            assertEquals(nakTotal, p.y.counters().get(Counter.RNR_READY_NOTICES_SENT), "receiver " + p.y.counters());
+        }
+    }
+
     /** Two tcp devices, one queue pair each (x sends to y), and the completions both have seen. */
     private static final class Pair extends TcpPairFixture {
         final List<WorkCompletion> sends = new ArrayList<>();
@@ -173,7 +216,11 @@ class TcpReceiveCreditTest {
 
         Pair(TcpProgress progress) throws Exception {
             // Short RNR timer, rnrRetry 7 (forever): the test posts the missing receive itself.
-            super("127.0.0.10", "127.0.0.20", progress, 64, BIG, q -> q.minRnrTimer(Duration.ofMillis(1)));
+            this(progress, Duration.ofMillis(1));
+        }
+
+        Pair(TcpProgress progress, Duration rnrTimer) throws Exception {
+            super("127.0.0.10", "127.0.0.20", progress, 64, BIG, q -> q.minRnrTimer(rnrTimer));
         }
 
         void postRecv(int i, int bytes) {
