@@ -102,6 +102,9 @@ public final class BenchCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     HostsOption hosts = new HostsOption();
 
+    @picocli.CommandLine.Mixin
+    BindOption bind = new BindOption();
+
     @Option(names = "--json", description = "Print the results as one JSON document on stdout.")
     boolean json;
 

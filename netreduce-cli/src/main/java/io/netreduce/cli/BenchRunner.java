@@ -14,6 +14,7 @@ import io.netreduce.cli.allreduce.RunChecks;
 import io.netreduce.cli.allreduce.Row;
 import io.netreduce.cli.allreduce.Tables;
 import io.netreduce.cli.allreduce.WorkerLoop;
+import io.netreduce.cli.launch.CoreBinding;
 import io.netreduce.cli.allreduce.Workload;
 import io.netreduce.collectives.Collectives;
 import io.netreduce.collectives.Communicator;
@@ -90,9 +91,11 @@ final class BenchRunner {
                     args.addAll(List.of("--switch-control", controlUrl(parts[1])));
                 }
             }
+            CoreBinding binding = o.bind.binding(o.local);
             progress.note("starting " + o.local + " rank processes (" + String.join(" and ", o.algorithms) + ", " + o.transport
-                    + o.hosts.describe() + ")");
-            LocalCluster.run(o.local, subnet, args, o.hosts.environment(o.local), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+                    + o.hosts.describe() + binding.describe() + ")");
+            LocalCluster.run(o.local, subnet, args, o.hosts.environment(o.local), binding, results,
+                    Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
         return results.rows();
     }

@@ -88,6 +88,9 @@ public final class DemoCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     HostsOption hosts = new HostsOption();
 
+    @picocli.CommandLine.Mixin
+    BindOption bind = new BindOption();
+
     @Option(names = "--json", description = "Print the results as one JSON document on stdout.")
     boolean json;
 

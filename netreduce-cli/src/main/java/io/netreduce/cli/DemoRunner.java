@@ -1,6 +1,7 @@
 package io.netreduce.cli;
 
 import io.netreduce.cli.allreduce.AlgorithmVariant;
+import io.netreduce.cli.launch.CoreBinding;
 import io.netreduce.cli.allreduce.LocalCluster;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.Progress;
@@ -40,10 +41,12 @@ final class DemoRunner {
             if (sw != null) {
                 args.addAll(List.of("--switch", sw.dataAddress(), "--switch-control", sw.controlUrl()));
             }
+            CoreBinding binding = o.bind.binding(o.ranks);
             progress.note("starting " + o.ranks + " worker processes (" + o.transport + " transport, MTU " + o.mtu
                     + (o.loss > 0 ? String.format(Locale.ROOT, ", %.4g%% injected loss, seed %d", o.loss * 100,
-                    o.lossSeed) : "") + ")");
-            LocalCluster.run(o.ranks, subnet, args, o.hosts.environment(o.ranks), results, Duration.ofSeconds(o.timeoutSeconds), System.err);
+                    o.lossSeed) : "") + binding.describe() + ")");
+            LocalCluster.run(o.ranks, subnet, args, o.hosts.environment(o.ranks), binding, results,
+                    Duration.ofSeconds(o.timeoutSeconds), System.err);
         }
         List<Row> rows = results.rows();
         Map<String, List<Row>> byAlgorithm = new LinkedHashMap<>();

@@ -3,6 +3,7 @@ package io.netreduce.cli.allreduce;
 import io.netreduce.collectives.EnvironmentVariables;
 
 import io.netreduce.cli.CliException;
+import io.netreduce.cli.launch.CoreBinding;
 import io.netreduce.cli.launch.JvmCommand;
 import io.netreduce.cli.launch.ProcessGroup;
 import java.io.IOException;
@@ -31,12 +32,14 @@ public final class LocalCluster {
      * until all exit; the group's cleanup stops the rest if one fails or on Ctrl-C.
      */
     public static void run(int ranks, LoopbackSubnet subnet, List<String> workerArgs, Map<String, String> extraEnv,
-                           Results results, Duration timeout, PrintStream err) throws InterruptedException {
+                           CoreBinding binding, Results results, Duration timeout, PrintStream err)
+            throws InterruptedException {
         int masterPort = freeLoopbackPort();
         AtomicReference<RuntimeException> badLine = new AtomicReference<>();
         try (ProcessGroup group = new ProcessGroup()) {
             for (int rank = 0; rank < ranks; rank++) {
-                JvmCommand cmd = JvmCommand.named("rank " + rank).args("worker").args(workerArgs);
+                JvmCommand cmd = JvmCommand.named("rank " + rank).launcher(binding.prefix(rank)).args("worker")
+                        .args(workerArgs);
                 RendezvousEnv.forRank(rank, ranks, "127.0.0.1", masterPort).forEach(cmd::env);
                 cmd.env(EnvironmentVariables.LOCAL_ADDR, subnet.rank(rank));
                 extraEnv.forEach(cmd::env);

@@ -24,6 +24,8 @@ public final class JvmCommand {
     public static final String ENV_EXIT_WITH_PARENT = "NETREDUCE_EXIT_WITH_PARENT";
 
     private final String name;
+    /** What runs the JVM (a core binding's {@code taskset}), or nothing. */
+    private final List<String> launcher = new ArrayList<>();
     private final List<String> jvmOptions = new ArrayList<>();
     private final List<String> arguments = new ArrayList<>();
     private final Map<String, String> environment = new LinkedHashMap<>();
@@ -39,6 +41,12 @@ public final class JvmCommand {
 
     public String name() {
         return name;
+    }
+
+    /** Runs the JVM through {@code command} (e.g. {@code taskset --cpu-list 1}). */
+    public JvmCommand launcher(List<String> command) {
+        launcher.addAll(command);
+        return this;
     }
 
     public JvmCommand jvmOption(String option) {
@@ -65,9 +73,9 @@ public final class JvmCommand {
         return environment;
     }
 
-    /** The full command: java, JVM options, class path, main class, arguments. */
+    /** The full command: its launcher if any, java, JVM options, class path, main class, arguments. */
     public List<String> commandLine() {
-        List<String> cmd = new ArrayList<>();
+        List<String> cmd = new ArrayList<>(launcher);
         cmd.add(javaExecutable());
         cmd.addAll(defaultJvmOptions());
         cmd.addAll(jvmOptions);
