@@ -42,6 +42,8 @@ final class BenchRunner {
 
     private final BenchCommand o;
     private int joinedSize;
+    /** The local ranks' cores ({@link CoreBinding#cpus}); "none" where this process is one rank of a group. */
+    private String boundCpus = "none";
 
     BenchRunner(BenchCommand options) {
         this.o = options;
@@ -92,6 +94,7 @@ final class BenchRunner {
                 }
             }
             CoreBinding binding = o.bind.binding(o.local);
+            boundCpus = binding.cpus();
             progress.note("starting " + o.local + " rank processes (" + String.join(" and ", o.algorithms) + ", " + o.transport
                     + o.hosts.describe() + binding.describe() + ")");
             LocalCluster.run(o.local, subnet, args, o.hosts.environment(o.local), binding, results,
@@ -201,7 +204,7 @@ final class BenchRunner {
             }
             out.println(Json.write(new BenchReport("bench", ranks, algorithms, o.transport, o.mtu,
                     Sizes.parse(o.minBytes), Sizes.parse(o.maxBytes), o.stepFactor, o.iterations, o.warmup,
-                    o.secondsPerSize, warmupSeconds(), o.pauseMillis, o.check, BUSBW_CONVENTION, paired, wrong,
+                    o.secondsPerSize, warmupSeconds(), o.pauseMillis, o.check, boundCpus, BUSBW_CONVENTION, paired, wrong,
                     avgBusbw)));
         } else {
             out.printf(Locale.ROOT, "# netreduce bench (all_reduce_perf style): %s ranks%s, algorithm %s, transport %s, MTU %d%n",
@@ -269,7 +272,7 @@ final class BenchRunner {
 
     record BenchReport(String command, int ranks, String algorithm, String transport, int mtu, long minBytes,
                        long maxBytes, int stepFactor, int iterations, int warmup, double secondsPerSize,
-                       double warmupSeconds, int pauseMs, int check,
+                       double warmupSeconds, int pauseMs, int check, String boundCpus,
                        String busbwConvention,
                        List<BenchRow> rows, long wrongTotal, double avgBusbwGbps) {
     }

@@ -223,6 +223,9 @@ class AllReduceCommandsTest {
         JsonNode doc = JSON.readTree(run.stdout);
         assertEquals(3, doc.get("ranks").asInt());
         assertEquals(algorithm, doc.get("algorithm").asText());
+        // Three ranks are bound only where there are three CPUs for them: then one each.
+        String bound = doc.get("bound_cpus").asText();
+        assertTrue(bound.equals("none") || bound.split(",").length == 3, bound);
         JsonNode rows = doc.get("rows");
         assertEquals(3, rows.size(), run.stdout);
         double busbwSum = 0;

@@ -15,8 +15,8 @@ import org.slf4j.LoggerFactory;
  * two ranks; otherwise, or where {@code taskset} is missing, the scheduler places them. Two
  * communicating ranks left to the scheduler were seen stacked on one core for 10 ms and
  * more while the other idled (a wake-up pulls the woken rank onto the waker's core): over
- * tcp at P = 2, bound ranks ran 1.03-1.10x the busbw at 1-64 MiB for 0.95-0.99x the CPU
- * (docs/benchmarks.md).
+ * tcp at P = 2, bound ranks ran 0.99-1.10x the busbw at 256 KiB-64 MiB for 0.89-0.99x the
+ * CPU (docs/benchmarks.md, "Binding ranks to cores").
  */
 public final class CoreBinding {
     private static final Logger LOG = LoggerFactory.getLogger(CoreBinding.class);
@@ -49,9 +49,14 @@ public final class CoreBinding {
         return new CoreBinding(List.copyOf(allowed.subList(0, ranks)));
     }
 
+    /** The CPUs of ranks 0, 1, ... as "0,1", or "none", for a benchmark's report. */
+    public String cpus() {
+        return cpus.isEmpty() ? "none" : String.join(",", cpus.stream().map(String::valueOf).toList());
+    }
+
     /** ", bound to CPUs 0,1" or "", for a launcher's progress note. */
     public String describe() {
-        return cpus.isEmpty() ? "" : ", bound to CPUs " + String.join(",", cpus.stream().map(String::valueOf).toList());
+        return cpus.isEmpty() ? "" : ", bound to CPUs " + cpus();
     }
 
     /** The command prefix that runs rank {@code rank} on its core, or nothing. */
