@@ -1,5 +1,6 @@
 package io.netreduce.verbs;
 
+import io.netreduce.verbs.support.HostCores;
 import io.netreduce.wire.roce.RoceAddressing;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -63,9 +64,9 @@ public final class DeviceOptions {
      */
     public int hostPollers() { return hostPollers; }
 
-    /** True if {@link #hostPollers()} exceeds the cores this JVM may use. */
+    /** True if {@link #hostPollers()} exceeds the host's cores ({@link HostCores}, not this JVM's where it is bound to one). */
     public boolean coresOversubscribed() {
-        return hostPollers > Runtime.getRuntime().availableProcessors();
+        return hostPollers > HostCores.count();
     }
 
     public String property(String key, String defaultValue) {

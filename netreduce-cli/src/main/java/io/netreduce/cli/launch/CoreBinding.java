@@ -1,10 +1,9 @@
 package io.netreduce.cli.launch;
 
 import java.io.File;
-import java.io.IOException;
+import io.netreduce.verbs.support.HostCores;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +35,7 @@ public final class CoreBinding {
 
     /** One core per rank for {@code ranks} ranks where this machine allows it; logs which. */
     public static CoreBinding forRanks(int ranks) {
-        List<Integer> allowed = allowedCpus();
+        List<Integer> allowed = HostCores.allowedCpus();
         if (ranks > allowed.size()) {
             LOG.info("{} ranks on {} CPUs: not bound to cores", ranks, allowed.size());
             return none();
@@ -62,44 +61,6 @@ public final class CoreBinding {
     /** The command prefix that runs rank {@code rank} on its core, or nothing. */
     public List<String> prefix(int rank) {
         return rank < cpus.size() ? List.of(TASKSET, "--cpu-list", String.valueOf(cpus.get(rank))) : List.of();
-    }
-
-    /**
-     * The CPUs this process may run on ({@code Cpus_allowed_list}, which a container's or a
-     * launcher's cpuset narrows), or 0..n-1 for the JVM's count where that cannot be read.
-     */
-    static List<Integer> allowedCpus() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    return parseCpuList(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("cannot read this process's CPUs: {}", e.toString());
-        }
-        List<Integer> all = new ArrayList<>();
-        for (int i = 0; i < Runtime.getRuntime().availableProcessors(); i++) {
-            all.add(i);
-        }
-        return all;
-    }
-
-    /** A kernel CPU list ("0-3,8,10-11") as the CPUs in it, in order. */
-    static List<Integer> parseCpuList(String list) {
-        List<Integer> cpus = new ArrayList<>();
-        for (String part : list.split(",")) {
-            if (part.isBlank()) {
-                continue;
-            }
-            int dash = part.indexOf('-');
-            int first = Integer.parseInt(part.substring(0, dash < 0 ? part.length() : dash).trim());
-            int last = dash < 0 ? first : Integer.parseInt(part.substring(dash + 1).trim());
-            for (int c = first; c <= last; c++) {
-                cpus.add(c);
-            }
-        }
-        return cpus;
     }
 
     private static Path findOnPath(String program) {

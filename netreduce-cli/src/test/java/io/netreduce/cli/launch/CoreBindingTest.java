@@ -3,6 +3,7 @@ package io.netreduce.cli.launch;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.netreduce.verbs.support.HostCores;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,14 +13,8 @@ import org.junit.jupiter.api.Test;
 
 class CoreBindingTest {
     @Test
-    void aKernelCpuListNamesEveryCpuInItsRanges() {
-        assertEquals(List.of(0, 1, 2, 3, 8, 10, 11), CoreBinding.parseCpuList("0-3,8,10-11"));
-        assertEquals(List.of(5), CoreBinding.parseCpuList("5"));
-    }
-
-    @Test
     void moreRanksThanCpusAreNotBound() {
-        int cpus = CoreBinding.allowedCpus().size();
+        int cpus = HostCores.allowedCpus().size();
         CoreBinding b = CoreBinding.forRanks(cpus + 1);
         assertEquals(List.of(), b.prefix(0));
         assertEquals("", b.describe());
@@ -28,7 +23,7 @@ class CoreBindingTest {
     /** The prefix really runs a process on its rank's CPU: the process reads its own allowed list. */
     @Test
     void eachRankRunsOnACpuOfItsOwn() throws Exception {
-        List<Integer> cpus = CoreBinding.allowedCpus();
+        List<Integer> cpus = HostCores.allowedCpus();
         assumeTrue(cpus.size() >= 2, "needs two CPUs, has " + cpus);
         CoreBinding b = CoreBinding.forRanks(2);
         assumeTrue(!b.prefix(0).isEmpty(), "taskset is not installed here");

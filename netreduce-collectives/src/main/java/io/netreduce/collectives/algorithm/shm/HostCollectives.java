@@ -10,6 +10,7 @@ import io.netreduce.collectives.algorithm.HostLayout;
 import io.netreduce.collectives.algorithm.HostTimeoutException;
 import io.netreduce.collectives.algorithm.kernel.ReductionKernel;
 import io.netreduce.verbs.support.AdaptiveSpin;
+import io.netreduce.verbs.support.HostCores;
 import io.netreduce.wire.ina.InaHeader;
 import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
@@ -112,7 +113,7 @@ public final class HostCollectives implements AutoCloseable {
             bytes[q] = segments[q].buffer().duplicate().order(InaHeader.PAYLOAD_ORDER);
             floats[q] = bytes[q].asFloatBuffer();
         }
-        this.spin = new AdaptiveSpin(spinNanos, n > Runtime.getRuntime().availableProcessors());
+        this.spin = new AdaptiveSpin(spinNanos, n > HostCores.count());
         this.timeoutNanos = g.timeout().toNanos();
         this.pieceBytes = pieceBytes(n);
     }
