@@ -192,7 +192,6 @@ public final class WorkerLoop {
         long most = start + (long) (WARMUP_CAP * workload.warmupSeconds() * 1e9);
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         boolean jitTimed = jit != null && jit.isCompilationTimeMonitoringSupported();
-        FloatBuffer more = ByteBuffer.allocateDirect(4).order(InaHeader.PAYLOAD_ORDER).asFloatBuffer();
         long windowStart = start;
         long compiledAtWindowStart = jitTimed ? jit.getTotalCompilationTime() : 0;
         int quietWindows = 0;
@@ -227,9 +226,14 @@ public final class WorkerLoop {
             }
             boolean compiling = jitTimed && quietWindows < QUIET_WINDOWS;
             boolean wanted = now < most && (now < least || compiling);
-            more.put(0, wanted ? 1 : 0);
-            comm.allReduce(more); // a sum of 0s and 1s: exact, and every algorithm sums
-        } while (more.get(0) != 0);
+            // The vote travels in the buffer the timed sizes agree their counts in, and rank 0's
+            // sum is broadcast as those counts are: a collective or a buffer first met after the
+            // warm-up traps out of the compiled communicator, and its recompiling then took a
+            // core's 0.8-1.0 s over the first timed sizes (P = 2, tcp, 2-4 MiB).
+            counts.put(0, wanted ? 1 : 0).put(1, 0);
+            comm.allReduce(counts); // sums of 0s and 1s: exact, and every algorithm sums
+            comm.broadcast(counts, 0);
+        } while (counts.get(0) != 0);
         if (comm.rank() == 0) {
             LOG.info("JIT warm-up took {} s ({})", String.format(Locale.ROOT, "%.1f", (System.nanoTime() - start) / 1e9),
                     quietWindows >= QUIET_WINDOWS ? "its compilers quiet"
