@@ -1,7 +1,7 @@
 package io.netreduce.cli.launch;
 
-import java.io.File;
 import io.netreduce.verbs.support.HostCores;
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -14,11 +14,13 @@ import org.slf4j.LoggerFactory;
  * its own (netreduce's {@code --local}, mpirun at two ranks, taskset): the JVM counts the one
  * core its affinity allows, and a rank that then took its host's other ranks for rivals on
  * that core yielded it on every turn of its spin, a system call per turn on a core no one
- * else wanted. So where the JVM's count is this process's affinity and the cpuset its
- * cgroup gives (cgroup v2 or v1; else the CPUs online) holds more, the cpuset's count is
+ * else wanted. So where the JVM's count is this process's affinity, narrower than its
+ * parent's (a binder pinned this rank, not the whole group: {@code taskset -c 0} around a
+ * launcher leaves every rank its parent's one core, and that count stands), and the cpuset
+ * its cgroup gives (cgroup v2 or v1; else the CPUs online) holds more, the cpuset's count is
  * the host's: a binder that pins ranks inside it gives each its own cores where it can. A
  * CPU quota below the affinity (a container's {@code --cpus}) is what the JVM counts, and
- * that count stands.
+ * that count stands too.
  */
 public final class HostCores {
     private static final Logger LOG = LoggerFactory.getLogger(HostCores.class);
@@ -39,7 +41,9 @@ public final class HostCores {
     public static int count() {
         int n = cached;
         if (n == 0) {
-            n = count(Runtime.getRuntime().availableProcessors(), allowedCpus(), cpusetCpus());
+            List<Integer> parent = ProcessHandle.current().parent()
+                    .map(p -> allowedCpus(Path.of("/proc", Long.toString(p.pid()), "status"))).orElse(List.of());
+            n = count(Runtime.getRuntime().availableProcessors(), allowedCpus(), parent, cpusetCpus());
             cached = n;
         }
         return n;
@@ -47,10 +51,12 @@ public final class HostCores {
 
     /**
      * The rule, over what was read: {@code jvm} the JVM's count, {@code affinity} the CPUs this
-     * process may run on, {@code cpuset} its cgroup's (either empty where unknown).
+     * process may run on, {@code parent} its parent's, {@code cpuset} its cgroup's (the last
+     * two empty where unknown: an unknown parent is taken for one that did not pin this process).
      */
-    static int count(int jvm, List<Integer> affinity, List<Integer> cpuset) {
-        return affinity.size() == jvm && cpuset.size() > jvm ? cpuset.size() : jvm;
+    static int count(int jvm, List<Integer> affinity, List<Integer> parent, List<Integer> cpuset) {
+        boolean pinnedAlone = parent.isEmpty() || parent.size() > affinity.size();
+        return affinity.size() == jvm && pinnedAlone && cpuset.size() > jvm ? cpuset.size() : jvm;
     }
 
     /**
@@ -58,20 +64,29 @@ public final class HostCores {
      * cpuset), in order, or 0..n-1 for the JVM's count where that cannot be read.
      */
     public static List<Integer> allowedCpus() {
-        try {
-            for (String line : Files.readAllLines(STATUS)) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    return parseCpuList(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("cannot read this process's CPUs: {}", e.toString());
+        List<Integer> cpus = allowedCpus(STATUS);
+        if (!cpus.isEmpty()) {
+            return cpus;
         }
         List<Integer> all = new ArrayList<>();
         for (int i = 0; i < Runtime.getRuntime().availableProcessors(); i++) {
             all.add(i);
         }
         return all;
+    }
+
+    /** The {@code Cpus_allowed_list} of a process's {@code status} file, empty where it cannot be read. */
+    private static List<Integer> allowedCpus(Path status) {
+        try {
+            for (String line : Files.readAllLines(status)) {
+                if (line.startsWith("Cpus_allowed_list:")) {
+                    return parseCpuList(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("cannot read the CPUs in {}: {}", status, e.toString());
+        }
+        return List.of();
     }
 
     /** The CPUs of this process's cpuset: its cgroup's (v2, then v1), else those online; empty if none can be read. */

@@ -23,37 +23,59 @@ class HostCoresTest {
     @Test
     void aProcessBoundInsideItsCpusetCountsTheCpusetAndAQuotaStands() {
         // bound by a launcher to one of the cpuset's two CPUs: the host has two
-        assertEquals(2, HostCores.count(1, List.of(1), List.of(0, 1)));
+        assertEquals(2, HostCores.count(1, List.of(1), List.of(0, 1), List.of(0, 1)));
+        // the same where the parent cannot be read
+        assertEquals(2, HostCores.count(1, List.of(1), List.of(), List.of(0, 1)));
+        // the whole group pinned to one CPU (the parent has it too): one
+        assertEquals(1, HostCores.count(1, List.of(1), List.of(1), List.of(0, 1)));
         // not bound: the JVM's count
-        assertEquals(2, HostCores.count(2, List.of(0, 1), List.of(0, 1)));
+        assertEquals(2, HostCores.count(2, List.of(0, 1), List.of(0, 1), List.of(0, 1)));
         // a CPU quota of one below an affinity of two: the quota
-        assertEquals(1, HostCores.count(1, List.of(0, 1), List.of(0, 1, 2, 3)));
+        assertEquals(1, HostCores.count(1, List.of(0, 1), List.of(0, 1), List.of(0, 1, 2, 3)));
         // the cpuset unknown
-        assertEquals(1, HostCores.count(1, List.of(0), List.of()));
+        assertEquals(1, HostCores.count(1, List.of(0), List.of(0, 1), List.of()));
     }
 
     /**
      * A JVM that taskset binds to one CPU counts one (its availableProcessors) but the host's
-     * cores through HostCores, and two pollers of the host do not oversubscribe them.
+     * cores through HostCores, and two pollers of the host do not oversubscribe them; a JVM
+     * whose parent (a shell standing for a launcher) was pinned to that CPU with it, as a
+     * whole group pinned by hand, counts one, and two pollers do.
      */
     @Test
-    void aJvmBoundToOneCpuStillSeesTheHostsCores() throws Exception {
+    void aJvmBoundToOneCpuSeesTheHostsCoresUnlessItsParentWasPinnedWithIt() throws Exception {
         List<Integer> cpus = HostCores.allowedCpus();
         int host = HostCores.count();
         assumeTrue(cpus.size() >= 2 && host >= 2, "needs two CPUs, has " + cpus);
-        assumeTrue(onPath("taskset"), "taskset (util-linux) is not installed");
-        List<String> cmd = new ArrayList<>(List.of("taskset", "--cpu-list", String.valueOf(cpus.get(1)),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Probe.class.getName()));
+        assumeTrue(onPath("taskset") && onPath("sh"), "taskset (util-linux) or sh is not installed");
+        String cpu = String.valueOf(cpus.get(1));
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> probe = List.of(java, "-cp", System.getProperty("java.class.path"), Probe.class.getName());
+        List<String> alone = new ArrayList<>(List.of("taskset", "--cpu-list", cpu));
+        alone.addAll(probe);
+        String out = run(alone);
+        assertEquals("jvm=1 host=" + host + " oversubscribed=false", lastLine(out), out);
+        // sh keeps running while its child does ("; exit"), so the child's parent is the pinned shell
+        List<String> group = List.of("taskset", "--cpu-list", cpu, "sh", "-c", "\"$@\"; exit $?", "sh");
+        List<String> pinned = new ArrayList<>(group);
+        pinned.addAll(probe);
+        out = run(pinned);
+        assertEquals("jvm=1 host=1 oversubscribed=true", lastLine(out), out);
+    }
+
+    private static String run(List<String> cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         try {
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             assertEquals(true, p.waitFor(60, TimeUnit.SECONDS), "the probe did not finish: " + out);
-            assertEquals("jvm=1 host=" + host + " oversubscribed=false", out.lines().reduce((a, b) -> b).orElse(""),
-                    out);
+            return out;
         } finally {
             p.destroyForcibly();
         }
+    }
+
+    private static String lastLine(String out) {
+        return out.lines().reduce((a, b) -> b).orElse("");
     }
 
     private static boolean onPath(String program) {
