@@ -196,8 +196,11 @@ public final class WorkerLoop {
         long compiledAtWindowStart = jitTimed ? jit.getTotalCompilationTime() : 0;
         int quietWindows = 0;
         do {
-            // The same calls as the measurement (barriers, checked runs, both placements), so
-            // that the code compiled for the warm-up is the code the timed runs take.
+            // The same calls as the measurement (barriers, checked runs, both placements, the
+            // clocks and counters read around a timed block), so that the code compiled for the
+            // warm-up is the code the timed runs take.
+            ProcessCpu clocks = ProcessCpu.start();
+            MeteredVerbsProvider.totals();
             for (long size : workload.sizes()) {
                 int count = (int) (size / 4);
                 for (int m = 0; m < members.size() * 2; m++) {
@@ -216,6 +219,7 @@ public final class WorkerLoop {
                     }
                 }
             }
+            clocks.elapsedNanos();
             long now = System.nanoTime();
             if (now - windowStart >= COMPILER_WINDOW_NANOS) {
                 long compiled = jitTimed ? jit.getTotalCompilationTime() : 0;
