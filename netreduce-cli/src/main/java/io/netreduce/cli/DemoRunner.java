@@ -1,7 +1,6 @@
 package io.netreduce.cli;
 
 import io.netreduce.cli.allreduce.AlgorithmVariant;
-import io.netreduce.cli.launch.CoreBinding;
 import io.netreduce.cli.allreduce.LocalCluster;
 import io.netreduce.cli.allreduce.LoopbackSubnet;
 import io.netreduce.cli.allreduce.Progress;
@@ -10,6 +9,7 @@ import io.netreduce.cli.allreduce.RunChecks;
 import io.netreduce.cli.allreduce.Row;
 import io.netreduce.cli.allreduce.Tables;
 import io.netreduce.cli.allreduce.Workload;
+import io.netreduce.cli.launch.CoreBinding;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -64,7 +64,7 @@ public final class DeviceOptions {
      */
     public int hostPollers() { return hostPollers; }
 
-    /** True if {@link #hostPollers()} exceeds the host's cores ({@link HostCores}, not this JVM's where it is bound to one). */
+    /** True if {@link #hostPollers()} exceeds the host's cores ({@link HostCores}: not one where a rank is bound). */
     public boolean coresOversubscribed() {
         return hostPollers > HostCores.count();
     }
