@@ -152,9 +152,21 @@ public final class RingAllReduce implements AutoCloseable {
      * sizes and collectives follow each other.
      */
     private int peerAhead;
-    /** Look-ahead receives posted and consumed so far; look-ahead j uses look-ahead slot j mod {@link #aheadSlots}. */
+    /** Look-ahead receives posted and consumed so far. */
     private long aheadPosted;
     private long aheadConsumed;
+    /** The staging slot of look-ahead receive j, at j mod {@link #aheadSlots}: receives complete in the order posted. */
+    private final int[] aheadSlotOf;
+    /**
+     * Look-ahead slots no receive holds, the one freed last on top: a look-ahead receive takes
+     * the slot whose data was summed last, still in cache, rather than the next of a rotation
+     * through all of them (at P = 2, 8 MiB, 1 MiB messages, each call's reduce-scatter landed
+     * in the next 4 of 10 slots: 10 MiB of staging in turn beside the tensor, where now the same
+     * 4 serve every call). Against the rotation, P = 2, tcp, 2-8 MiB: 1.05-1.20x the busbw at
+     * 0.87-0.96x the CPU per GB (docs/benchmarks.md, "The ring's messages").
+     */
+    private final int[] freeAhead;
+    private int freeAheadCount;
     /** Of this operation's receives, how many (from receive 0) are look-ahead ones. */
     private int fromAhead;
     /** Look-ahead receives that completed before the operation they belong to began, in order. */
@@ -192,8 +204,11 @@ public final class RingAllReduce implements AutoCloseable {
         this.sendBase = new int[2 * size];
         this.recvBase = new int[2 * size];
         this.early = new WorkCompletion[aheadSlots];
+        this.aheadSlotOf = new int[aheadSlots];
+        this.freeAhead = new int[aheadSlots];
         for (int i = 0; i < aheadSlots; i++) {
             early[i] = new WorkCompletion();
+            freeAhead[freeAheadCount++] = slots + aheadSlots - 1 - i;
         }
         topUpLookahead();
     }
@@ -308,6 +323,10 @@ public final class RingAllReduce implements AutoCloseable {
         // holds its last message back until they are, unless it is the first (which the next
         // rank may need before it sends the messages that free this rank's slots).
         boolean holdsLastSend = !(reduceSteps > 0 && steps > reduceSteps);
+        // At P = 2 an all-reduce posts the next operation's receives once its own reduce-scatter
+        // is summed, before the send that lets the next rank start that operation (see above):
+        // they then take the slots this reduce-scatter just freed, still in cache.
+        int topUpAfter = size == 2 && !holdsLastSend ? recvBase[reduceSteps] : 0;
         sent = 0;
         sendsDone = 0;
         received = 0;
@@ -334,7 +353,7 @@ public final class RingAllReduce implements AutoCloseable {
                 postRecv(postStep, posted - recvBase[postStep]);
                 posted++;
             }
-            if (posted == totalRecv) {
+            if (posted == totalRecv && received >= topUpAfter) {
                 topUpLookahead();
             }
             while (sent < totalSend && sent < sendsDone + window) {
@@ -430,7 +449,8 @@ public final class RingAllReduce implements AutoCloseable {
      */
     private void topUpLookahead() {
         while (nextOperationsAhead() < aheadWanted && aheadPosted - aheadConsumed < aheadSlots) {
-            int slot = slots + (int) (aheadPosted % aheadSlots);
+            int slot = freeAhead[--freeAheadCount];
+            aheadSlotOf[(int) (aheadPosted % aheadSlots)] = slot;
             recv.reset().wrId(LOOKAHEAD_WR_ID);
             recv.sgl().add(headers, (window + slot) * HEADER, HEADER).add(staging, slot * payloadBytes, payloadBytes);
             try {
@@ -512,7 +532,7 @@ public final class RingAllReduce implements AutoCloseable {
         long sl = slice(recvChunk(step), k);
         int count = (int) sl;
         boolean lookedAhead = received < fromAhead;
-        int slot = lookedAhead ? slots + (int) (aheadConsumed % aheadSlots) : received % slots;
+        int slot = lookedAhead ? aheadSlotOf[(int) (aheadConsumed % aheadSlots)] : received % slots;
         header.wrap(headerBytes, (window + slot) * HEADER);
         int prev = Math.floorMod(rank - 1, size);
         if (!call.matches(header) || header.version() != CallHeader.VERSION) {
@@ -538,6 +558,7 @@ public final class RingAllReduce implements AutoCloseable {
         }
         if (lookedAhead) {
             aheadConsumed++;
+            freeAhead[freeAheadCount++] = slot;
         }
     }
 
