@@ -445,7 +445,8 @@ public final class RingAllReduce implements AutoCloseable {
      * Posts look-ahead receives until {@link #aheadWanted} wait for the next operation, beyond
      * those this one takes. Called once all of this operation's receives are posted (they must
      * come first: receives complete in order), which for an operation of up to {@link #slots}
-     * receives is before its first send, so before a neighbour can finish it and start the next.
+     * receives is before its first send, so before a neighbour can finish it and start the next;
+     * a P = 2 all-reduce waits until its reduce-scatter is summed, still before its last send.
      */
     private void topUpLookahead() {
         while (nextOperationsAhead() < aheadWanted && aheadPosted - aheadConsumed < aheadSlots) {
