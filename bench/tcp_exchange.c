@@ -32,8 +32,12 @@
  * that the C figures can be taken over the ring's own topology as well as over one
  * connection whose TCP ACKs ride on the reverse data (docs/benchmarks.md compares the two).
  *
+ * "stage=N" (with "reduce") stages the reduce-scatter in N CHUNKs taken in turn rather than
+ * in one that stays in cache, as netreduce's ring stages a P = 2 call of 32 MiB and up in 16
+ * (its posted receives): what staging that has gone cold costs.
+ *
  *   cc -O3 -march=native -o tcp_exchange tcp_exchange.c
- *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice|reduce] [two]]
+ *   ./tcp_exchange 67108864 1048576 30 [cubic|system [splice|reduce] [two] [stage=N]]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -70,8 +74,9 @@ static int cmp(const void *a, const void *b) {
 /* With "splice": the pipe each CHUNK of the source passes through on its way to the socket. */
 static int use_splice;
 static int pipe_fd[2];
-/* The mode words after the congestion control: "reduce" and "two" (see the top). */
+/* The mode words after the congestion control: "reduce", "two" and "stage=N" (see the top). */
 static int reduce, two;
+static size_t stage_chunks = 1;
 
 /* Moves what it can of out[queued, bytes) to the socket through the pipe; returns bytes sent. */
 static size_t splice_step(int fd, char *out, size_t bytes, size_t chunk, size_t *queued, size_t *in_pipe) {
@@ -150,7 +155,9 @@ static void allreduce2(int wfd, int rfd, char *tensor, char *stage, size_t bytes
     size_t half = bytes / 2, total = 2 * half;
     char *mine = tensor + (rank == 0 ? 0 : half), *theirs = tensor + (rank == 0 ? half : 0);
     size_t sent = 0, got = 0, staged = 0, summed = 0;
+    char *slots = stage;
     while (sent < total || got < total) {
+        stage = slots + (summed / chunk % stage_chunks) * chunk;
         size_t sendable = sent < half ? half - sent : summed - (sent - half);
         await_io(wfd, rfd, got < total, sendable != 0);
         if (got < half) {
@@ -210,7 +217,7 @@ static void configure(int fd, const char *congestion) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice|reduce] [two]]\n", argv[0]);
+        fprintf(stderr, "usage: %s BYTES CHUNK ROUNDS [CONGESTION_CONTROL|system [splice|reduce] [two] [stage=N]]\n", argv[0]);
         return 2;
     }
     size_t bytes = strtoull(argv[1], 0, 10), chunk = strtoull(argv[2], 0, 10);
@@ -219,8 +226,9 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "splice") == 0) use_splice = 1;
         else if (strcmp(argv[i], "reduce") == 0) reduce = 1;
         else if (strcmp(argv[i], "two") == 0) two = 1;
+        else if (strncmp(argv[i], "stage=", 6) == 0 && atoi(argv[i] + 6) > 0) stage_chunks = atoi(argv[i] + 6);
         else {
-            fprintf(stderr, "unknown mode %s (splice, reduce, two)\n", argv[i]);
+            fprintf(stderr, "unknown mode %s (splice, reduce, two, stage=N)\n", argv[i]);
             return 2;
         }
     }
@@ -252,9 +260,9 @@ int main(int argc, char **argv) {
     }
     if (use_splice && (pipe(pipe_fd) != 0 || fcntl(pipe_fd[1], F_SETPIPE_SZ, (int)chunk) < 0)) die("pipe");
     int rank = child == 0;
-    char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, reduce ? chunk : bytes);
+    char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, reduce ? chunk * stage_chunks : bytes);
     memset(out, 1, bytes);
-    memset(in, 2, reduce ? chunk : bytes);
+    memset(in, 2, reduce ? chunk * stage_chunks : bytes);
     double *ms = calloc(rounds, sizeof *ms), cpu = 0;
     for (int r = -3; r < rounds; r++) { /* three untimed rounds first */
         if (reduce) fill((float *)out, bytes / sizeof(float), rank);
