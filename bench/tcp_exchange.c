@@ -151,13 +151,12 @@ static void add_into(float *restrict dst, const float *restrict src, size_t n) {
  * added), then the peer's summed half (read into place: this rank wrote its raw copy of
  * those bytes out before the peer could have summed them).
  */
-static void allreduce2(int wfd, int rfd, char *tensor, char *stage, size_t bytes, size_t chunk, int rank) {
+static void allreduce2(int wfd, int rfd, char *tensor, char *slots, size_t bytes, size_t chunk, int rank) {
     size_t half = bytes / 2, total = 2 * half;
     char *mine = tensor + (rank == 0 ? 0 : half), *theirs = tensor + (rank == 0 ? half : 0);
     size_t sent = 0, got = 0, staged = 0, summed = 0;
-    char *slots = stage;
     while (sent < total || got < total) {
-        stage = slots + (summed / chunk % stage_chunks) * chunk;
+        char *stage = slots + (summed / chunk % stage_chunks) * chunk; /* "stage=N": the pieces in turn */
         size_t sendable = sent < half ? half - sent : summed - (sent - half);
         await_io(wfd, rfd, got < total, sendable != 0);
         if (got < half) {
