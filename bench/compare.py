@@ -17,7 +17,8 @@ with both sides sending and receiving the bytes of a P = 2 all-reduce at once ov
 TCP, in C and without reducing, the kernel's floor for any all-reduce over TCP at P = 2;
 once as a P = 2 all-reduce in C (its "reduce" mode: the pipelined reduce-scatter and
 all-gather of netreduce's ring, 1 MiB pieces summed as they land, without framing, ACKs or
-a JVM), what an exact all-reduce over the same connections costs at the least. Both give
+a JVM), what an exact all-reduce over the same connections costs at the least; their time
+is the mean per round, as every other row's is the mean per call. Both give
 each direction a connection of its own (its "two" mode), as netreduce's ring at P = 2 has:
 at 2-16 MiB that ran 0.79-0.98x the time of one connection both ways, at 64 MiB level
 (docs/benchmarks.md). Both sleep in poll() when they wait, so they are floors for large
@@ -165,8 +166,11 @@ def tcp_floor(nbytes, rounds, reduce=False):
     piece = C_RING_PIECE if reduce else 1 << 20
     out = subprocess.run([f"{OUT}/tcp_exchange", str(nbytes), str(min(nbytes, piece)), str(rounds), cc]
                          + (["reduce"] if reduce else []) + ["two"], check=True, capture_output=True, text=True, timeout=900)
-    _, _, _, med_ms, _, _, cpu = out.stdout.split()[:7]
-    t = float(med_ms) * 1e3
+    # Its mean time per round, as Open MPI's, Gloo's and netreduce's figures are means (its
+    # median would leave out the slow rounds the others pay for).
+    fields = out.stdout.split()
+    cpu, mean_ms = fields[6], fields[7]
+    t = float(mean_ms) * 1e3
     return {"time_us": t, "busbw": busbw(nbytes, t, 2), "wrong": 0, "cpu_s_per_gb": float(cpu) / (nbytes / 1e9)}
 
 
