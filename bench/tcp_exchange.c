@@ -259,9 +259,10 @@ int main(int argc, char **argv) {
     }
     if (use_splice && (pipe(pipe_fd) != 0 || fcntl(pipe_fd[1], F_SETPIPE_SZ, (int)chunk) < 0)) die("pipe");
     int rank = child == 0;
-    char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, reduce ? chunk * stage_chunks : bytes);
+    size_t in_bytes = reduce ? chunk * stage_chunks : bytes; /* "reduce": the staging pieces only */
+    char *out = aligned_alloc(4096, bytes), *in = aligned_alloc(4096, in_bytes);
     memset(out, 1, bytes);
-    memset(in, 2, reduce ? chunk * stage_chunks : bytes);
+    memset(in, 2, in_bytes);
     double *ms = calloc(rounds, sizeof *ms), cpu = 0;
     for (int r = -3; r < rounds; r++) { /* three untimed rounds first */
         if (reduce) fill((float *)out, bytes / sizeof(float), rank);
